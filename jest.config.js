@@ -1,0 +1,25 @@
+// Jest runs the TypeScript sources as native ES modules (NestJS 12 ships ESM only), hence
+// `--experimental-vm-modules` in the npm scripts and `useESM` here.
+const transform = {
+  '^.+\\.ts$': ['ts-jest', { useESM: true, tsconfig: 'tsconfig.json' }],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform,
+  testEnvironment: 'node',
+  setupFilesAfterEnv: ['<rootDir>/test/jest-preload.ts'],
+};
+
+export default {
+  projects: [
+    { ...common, displayName: 'unit', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'integration',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+    },
+    { ...common, displayName: 'e2e', rootDir: '.', testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'] },
+  ],
+};

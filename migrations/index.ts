@@ -1,0 +1,4 @@
+import { InitialSchema1763800000000 } from './1763800000000-InitialSchema.js';
+
+/** Applied in this order at boot (under an advisory lock). Add each new migration here. */
+export const MIGRATIONS = [InitialSchema1763800000000];

@@ -1,0 +1,100 @@
+import { INestApplication, Logger, LogLevel } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import cookieParser from 'cookie-parser';
+import type { NextFunction, Request, Response } from 'express';
+import helmet from 'helmet';
+import { AppModule } from './app.module.js';
+import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import { createValidationPipe } from './common/validation.js';
+import { AppConfig } from './config/app-config.js';
+import { Metrics } from './health/metrics.js';
+
+const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
+
+export interface CreateAppOptions {
+  /** Quieter logs for tests. */
+  logger?: false | LogLevel[];
+}
+
+/** Builds the HTTP application exactly as production runs it; tests use the same function. */
+export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
+  const logger = options.logger ?? LEVELS.slice(0, LEVELS.indexOf(config.logLevel as LogLevel) + 1);
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    logger,
+    bodyParser: false,
+    abortOnError: false,
+  });
+  configure(app, config);
+  await app.init();
+  return app;
+}
+
+function configure(app: NestExpressApplication, config: AppConfig): void {
+  app.disable('x-powered-by');
+  app.set('trust proxy', config.http.trustedProxies.length ? config.http.trustedProxies : false);
+  app.set('query parser', 'simple');
+  app.enableShutdownHooks();
+  app.use(app.get(Metrics).middleware());
+  app.use(
+    helmet({
+      contentSecurityPolicy: {
+        directives: {
+          defaultSrc: ["'self'"],
+          scriptSrc: ["'self'", "'unsafe-inline'"],
+          styleSrc: ["'self'", "'unsafe-inline'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+        },
+      },
+    }),
+  );
+  app.enableCors({
+    origin: config.http.corsOrigins.length ? config.http.corsOrigins : false,
+    credentials: true,
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+  });
+  app.use(cookieParser());
+  app.useBodyParser('json', { limit: config.http.bodyLimit });
+  app.use(bodyErrors);
+  app.useGlobalPipes(createValidationPipe());
+  setUpOpenApi(app);
+}
+
+/** Body-parser failures (bad JSON, too large) happen before Nest routes: answer them in the house format. */
+function bodyErrors(error: unknown, req: Request, res: Response, next: NextFunction): void {
+  if (!error) {
+    next();
+    return;
+  }
+  new AllExceptionsFilter().catch(error, {
+    getType: () => 'http',
+    switchToHttp: () => ({ getResponse: () => res, getRequest: () => req }),
+  } as never);
+}
+
+function setUpOpenApi(app: INestApplication): void {
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Test Management Service')
+      .setDescription(
+        'Test results in (V1 synchronous, V2 queue-backed, server-side report import), read live. ' +
+          'Authenticate with `Authorization: Bearer <token>`: an access JWT from /api/auth/login, or an API token (`tms_…`).',
+      )
+      .setVersion('1')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access JWT or API token (tms_…)' })
+      .addCookieAuth('svc_refresh', { type: 'apiKey', in: 'cookie', name: 'svc_refresh' })
+      .build(),
+  );
+  SwaggerModule.setup('swagger-ui.html', app, document, {
+    jsonDocumentUrl: 'v3/api-docs',
+    yamlDocumentUrl: 'v3/api-docs.yaml',
+    customSiteTitle: 'Test Management Service API',
+  });
+}
+
+export function bootLogger(): Logger {
+  return new Logger('Boot');
+}

@@ -1,0 +1,53 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsDateString, IsIn, IsOptional, Matches } from 'class-validator';
+import { PageQueryDto } from '../../common/paging/page-query.dto.js';
+import { AUDIT_TYPES } from '../audit.events.js';
+
+export class AuditEventDto {
+  @ApiProperty({ example: 12 })
+  id: number;
+
+  @ApiProperty({ example: '2026-11-22T10:15:00.000Z' })
+  at: string;
+
+  @ApiProperty({ enum: AUDIT_TYPES })
+  type: string;
+
+  @ApiProperty({ type: Number, nullable: true })
+  actorId: number | null;
+
+  @ApiProperty({ type: String, nullable: true })
+  actorEmail: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: "The client's address" })
+  ip: string | null;
+
+  @ApiProperty({ type: String, nullable: true, description: 'What the event concerns (an endpoint, a user, ...)' })
+  target: string | null;
+
+  @ApiProperty({ type: 'object', additionalProperties: true })
+  details: Record<string, unknown>;
+}
+
+/** Page query plus filters; sortable on `at`, `id`, `type` (default newest first). */
+export class AuditQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: AUDIT_TYPES })
+  @IsOptional()
+  @IsIn(AUDIT_TYPES, { message: `type must be one of: ${AUDIT_TYPES.join(', ')}` })
+  type?: string;
+
+  @ApiPropertyOptional({ description: 'Only events of this user id' })
+  @IsOptional()
+  @Matches(/^\d{1,19}$/, { message: 'actorId must be a numeric id' })
+  actorId?: string;
+
+  @ApiPropertyOptional({ description: 'From this instant (inclusive), ISO 8601' })
+  @IsOptional()
+  @IsDateString({ strict: true }, { message: 'from must be an ISO 8601 timestamp' })
+  from?: string;
+
+  @ApiPropertyOptional({ description: 'Until this instant (exclusive), ISO 8601' })
+  @IsOptional()
+  @IsDateString({ strict: true }, { message: 'to must be an ISO 8601 timestamp' })
+  to?: string;
+}

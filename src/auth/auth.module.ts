@@ -1,0 +1,54 @@
+import { Module } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { JwtModule } from '@nestjs/jwt';
+import { PassportModule } from '@nestjs/passport';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { AppConfig } from '../config/app-config.js';
+import { KeyValueStore } from '../infra/kv/key-value-store.js';
+import { UsersModule } from '../users/users.module.js';
+import { AccessTokenService } from './access-token.service.js';
+import { AuthController } from './auth.controller.js';
+import { AuthService } from './auth.service.js';
+import { AuthenticationGuard } from './authentication.guard.js';
+import { JwtAuthGuard } from './jwt-auth.guard.js';
+import { jwtKey } from './jwt-key.js';
+import { JwtStrategy } from './jwt.strategy.js';
+import { KvThrottlerStorage } from './kv-throttler.storage.js';
+import { LoginThrottlerGuard } from './login-throttler.guard.js';
+import { RefreshTokenService } from './refresh-token.service.js';
+import { SameSiteGuard } from './same-site.guard.js';
+
+@Module({
+  imports: [
+    UsersModule,
+    PassportModule,
+    JwtModule.registerAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        secret: jwtKey(config),
+        signOptions: { algorithm: 'HS256' },
+        verifyOptions: { algorithms: ['HS256'] },
+      }),
+    }),
+    ThrottlerModule.forRootAsync({
+      inject: [AppConfig, KeyValueStore],
+      useFactory: (config: AppConfig, kv: KeyValueStore) => ({
+        throttlers: [{ name: 'login', ttl: 60_000, limit: config.auth.loginPerMinute, blockDuration: 60_000 }],
+        storage: new KvThrottlerStorage(kv),
+      }),
+    }),
+  ],
+  controllers: [AuthController],
+  providers: [
+    AuthService,
+    AccessTokenService,
+    RefreshTokenService,
+    JwtStrategy,
+    JwtAuthGuard,
+    LoginThrottlerGuard,
+    SameSiteGuard,
+    { provide: APP_GUARD, useClass: AuthenticationGuard },
+  ],
+  exports: [AccessTokenService, RefreshTokenService],
+})
+export class AuthModule {}

@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
+import { AppError } from '../common/app-error.js';
+import { AppConfig } from '../config/app-config.js';
+import { KeyValueStore } from '../infra/kv/key-value-store.js';
+import { PasswordHasher } from '../users/password-hasher.js';
+import type { UserEntity } from '../users/user.entity.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { AccessTokenService, IssuedAccessToken } from './access-token.service.js';
+import type { LoginDto } from './dto/login.dto.js';
+import type { MeDto } from './dto/me.dto.js';
+import { rateLimitAudit } from './rate-limit-audit.js';
+import { RefreshTokenService } from './refresh-token.service.js';
+
+export interface SignedIn {
+  access: IssuedAccessToken;
+  refreshToken: string;
+}
+
+const INVALID_CREDENTIALS = 'Invalid username or password';
+const FAILURE_WINDOW_SECONDS = 3600;
+
+@Injectable()
+export class AuthService {
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly hasher: PasswordHasher,
+    private readonly accessTokens: AccessTokenService,
+    private readonly refreshTokens: RefreshTokenService,
+    private readonly kv: KeyValueStore,
+    private readonly config: AppConfig,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  async login(dto: LoginDto, ip: string): Promise<SignedIn> {
+    const username = dto.username.trim().toLowerCase();
+    const failuresKey = `login-failures:${username}`;
+    const failures = Number((await this.kv.get(failuresKey)) ?? 0);
+    if (failures >= this.config.auth.loginFailuresPerAccountHour) {
+      this.audit(rateLimitAudit(ip, 'POST /api/auth/login', { scope: 'account', failures }, { email: username }));
+      throw AppError.rateLimited('Too many failed sign-ins for this account; wait 60 seconds and retry');
+    }
+
+    const user = await this.users.findByEmail(username);
+    const reason = await this.checkPassword(user, dto.password);
+    if (reason) {
+      await this.kv.incrementWithTtl(failuresKey, FAILURE_WINDOW_SECONDS);
+      this.audit({ type: 'LOGIN_FAILURE', actorId: user?.id, actorEmail: username, ip, details: { reason } });
+      throw AppError.unauthenticated(INVALID_CREDENTIALS);
+    }
+    this.audit({ type: 'LOGIN_SUCCESS', actorId: user!.id, actorEmail: user!.email, ip });
+    return this.signIn(user!.id);
+  }
+
+  async refresh(token: string | undefined, ip: string): Promise<SignedIn> {
+    const outcome = await this.refreshTokens.rotate(token);
+    if (outcome.kind === 'reused') {
+      this.audit({ type: 'REFRESH_TOKEN_REUSE', actorId: outcome.userId, ip, details: { familyRevoked: true } });
+      throw AppError.unauthenticated('This refresh token was already used; its sessions are revoked, sign in again');
+    }
+    if (outcome.kind === 'invalid') {
+      throw AppError.unauthenticated('The refresh token is missing, expired or revoked; sign in again');
+    }
+    const user = await this.users.findById(outcome.userId);
+    if (!user?.enabled) {
+      await this.refreshTokens.revoke(outcome.token);
+      throw AppError.unauthenticated('The account no longer exists or is disabled');
+    }
+    return { access: await this.accessTokens.issue(user.id), refreshToken: outcome.token };
+  }
+
+  async logout(token: string | undefined, ip: string): Promise<void> {
+    const userId = await this.refreshTokens.revoke(token);
+    if (userId) {
+      this.audit({ type: 'LOGOUT', actorId: userId, ip });
+    }
+  }
+
+  async me(userId: string): Promise<MeDto> {
+    const user = await this.users.findById(userId);
+    if (!user?.enabled) {
+      throw AppError.unauthenticated('The account no longer exists or is disabled');
+    }
+    return toMeDto(user);
+  }
+
+  private async signIn(userId: string): Promise<SignedIn> {
+    const [access, refreshToken] = await Promise.all([
+      this.accessTokens.issue(userId),
+      this.refreshTokens.issue(userId),
+    ]);
+    return { access, refreshToken };
+  }
+
+  /** Why the password does not sign this user in, or undefined when it does. Same cost on every path. */
+  private async checkPassword(user: UserEntity | null, password: string): Promise<string | undefined> {
+    if (!user?.passwordHash) {
+      await this.hasher.verifyDummy(password);
+      return user ? 'no local password' : 'unknown user';
+    }
+    if (!(await this.hasher.verify(user.passwordHash, password))) {
+      return 'wrong password';
+    }
+    return user.enabled ? undefined : 'account disabled';
+  }
+
+  private audit(record: AuditRecord): void {
+    this.events.emit(AUDIT_EVENT, record);
+  }
+}
+
+export function toMeDto(user: UserEntity): MeDto {
+  return {
+    id: Number(user.id),
+    email: user.email,
+    fullName: user.fullName,
+    admin: user.admin,
+    authSource: user.authSource,
+    twoFactorEnabled: false,
+    emailVerified: user.emailVerified,
+    createdAt: user.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,82 @@
+import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { Request } from 'express';
+import { AppError } from '../common/app-error.js';
+import type { AuthUser } from '../common/auth-user.js';
+import { ADMIN_ONLY, IS_PUBLIC } from '../common/decorators.js';
+import { UsersRepository } from '../users/users.repository.js';
+import { JwtAuthGuard } from './jwt-auth.guard.js';
+
+export const API_TOKEN_PREFIX = 'tms_';
+
+/**
+ * The global guard: every route needs a credential unless it is marked @Public(). The Bearer value's shape
+ * picks the path (API tokens start with `tms_`, anything else is an access JWT); sending credentials two ways
+ * on one request is refused, and tokens in query strings are never accepted.
+ */
+@Injectable()
+export class AuthenticationGuard implements CanActivate {
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly jwt: JwtAuthGuard,
+    private readonly users: UsersRepository,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    if (context.getType() !== 'http') {
+      return true;
+    }
+    const req = context.switchToHttp().getRequest<Request>();
+    const { header, inQuery } = credentialsOf(req);
+    const targets = [context.getHandler(), context.getClass()];
+    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
+      return true;
+    }
+    if (inQuery) {
+      throw AppError.unauthenticated('Tokens in the query string are not accepted: use the Authorization header');
+    }
+    if (!header) {
+      throw AppError.unauthenticated('Authentication is required: send Authorization: Bearer <token>');
+    }
+    const [scheme, value, extra] = header.split(' ');
+    if (scheme.toLowerCase() !== 'bearer' || !value || extra !== undefined) {
+      throw AppError.unauthenticated('Send credentials as Authorization: Bearer <token>');
+    }
+    if (value.startsWith(API_TOKEN_PREFIX)) {
+      throw AppError.unauthenticated('The API token is invalid, expired or revoked');
+    }
+    await this.jwt.canActivate(context);
+    if (this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets)) {
+      await this.requireAdmin(req.user as AuthUser);
+    }
+    return true;
+  }
+
+  private async requireAdmin(principal: AuthUser): Promise<void> {
+    const user = await this.users.findById(principal.id);
+    if (!user?.enabled) {
+      throw AppError.unauthenticated('The account no longer exists or is disabled');
+    }
+    if (!user.admin) {
+      throw AppError.forbidden('Only platform administrators may do this');
+    }
+    principal.admin = true;
+  }
+}
+
+/** The Authorization header, after refusing requests that carry credentials more than one way. */
+function credentialsOf(req: Request): { header?: string; inQuery: boolean } {
+  let headers = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) {
+    if (req.rawHeaders[i].toLowerCase() === 'authorization') {
+      headers++;
+    }
+  }
+  const inQuery = req.query && typeof req.query === 'object' && 'access_token' in req.query;
+  if (headers > 1 || (headers === 1 && inQuery)) {
+    throw AppError.validation(
+      'Mixing authentication methods on one request is unsupported: send exactly one Authorization header',
+    );
+  }
+  return { header: req.headers.authorization, inQuery };
+}

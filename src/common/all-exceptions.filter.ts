@@ -1,0 +1,83 @@
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ThrottlerException } from '@nestjs/throttler';
+import type { Response } from 'express';
+import { AppError, HTTP_STATUS_OF } from './app-error.js';
+import { errorBody } from './error-body.js';
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  expose?: boolean;
+  message?: string;
+}
+
+/** Writes `{status, error, message}` for everything thrown during an HTTP request; never leaks internals. */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  private readonly logger = new Logger('HttpErrors');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    if (host.getType() !== 'http') {
+      throw exception;
+    }
+    const res = host.switchToHttp().getResponse<Response>();
+    const { status, message } = this.describe(exception);
+    if (status >= 500) {
+      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (status === HttpStatus.TOO_MANY_REQUESTS) {
+      res.setHeader('Retry-After', '60');
+    }
+    res.status(status).json(errorBody(status, message));
+  }
+
+  private describe(exception: unknown): { status: number; message: string } {
+    if (exception instanceof AppError) {
+      return { status: HTTP_STATUS_OF[exception.code], message: exception.message };
+    }
+    if (exception instanceof ThrottlerException) {
+      return { status: 429, message: 'Too many requests; wait 60 seconds and retry' };
+    }
+    if (exception instanceof HttpException) {
+      return { status: exception.getStatus(), message: messageOf(exception) };
+    }
+    // Errors raised by Express's body parsers (http-errors) before Nest sees the request.
+    const httpLike = exception as HttpLikeError | null;
+    const status = httpLike?.status ?? httpLike?.statusCode;
+    if (typeof status === 'number' && status >= 400 && status < 500) {
+      return { status, message: bodyParserMessage(httpLike!, status) };
+    }
+    return { status: 500, message: 'An unexpected error occurred; it has been logged' };
+  }
+}
+
+function messageOf(exception: HttpException): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') {
+    return response;
+  }
+  const message = (response as { message?: unknown }).message;
+  if (Array.isArray(message)) {
+    return message.join('; ');
+  }
+  return typeof message === 'string' ? message : exception.message;
+}
+
+function bodyParserMessage(error: HttpLikeError, status: number): string {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return 'The request body is not valid JSON';
+    case 'entity.too.large':
+      return 'The request body exceeds the size limit';
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return 'The request body uses an unsupported encoding';
+    default:
+      return error.expose && error.message ? error.message : (errorBody(status, '').error ?? 'Bad request');
+  }
+}

@@ -1,0 +1,9 @@
+/** The principal behind a request, whichever path authenticated it. */
+export interface AuthUser {
+  id: string;
+  admin: boolean;
+  /** JWT: a person at the web UI. API_TOKEN: a tool acting for that person. */
+  via: 'JWT' | 'API_TOKEN';
+  /** The access token's id (JWT) or the API token's id. */
+  credentialId: string;
+}

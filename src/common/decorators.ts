@@ -1,0 +1,28 @@
+import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import type { Request } from 'express';
+import type { AuthUser } from './auth-user.js';
+
+export const IS_PUBLIC = 'tms:public';
+
+/** Opts a route out of the global authentication guard. */
+export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+
+/** The authenticated principal of this request, set by the global guard. */
+export const CurrentUser = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): AuthUser => ctx.switchToHttp().getRequest<Request>().user as AuthUser,
+);
+
+/** The client address, honouring X-Forwarded-For only from SVC_TRUSTED_PROXIES (Express `trust proxy`). */
+export const ClientIp = createParamDecorator(
+  (_data: unknown, ctx: ExecutionContext): string => clientIp(ctx.switchToHttp().getRequest<Request>()),
+);
+
+export function clientIp(req: Request): string {
+  const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
+  return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+}
+
+export const ADMIN_ONLY = 'tms:admin-only';
+
+/** Only platform administrators reach the route (checked against the database on every request). */
+export const AdminOnly = (): MethodDecorator & ClassDecorator => SetMetadata(ADMIN_ONLY, true);

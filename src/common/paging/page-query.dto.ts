@@ -1,0 +1,40 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+
+export const MAX_PAGE_SIZE = 500;
+
+function toInt({ value }: { value: unknown }): unknown {
+  return typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
+}
+
+/** `page` (zero-based), `size` (1..500) and repeatable `sort=field,asc|desc`; the field list is per resource. */
+export class PageQueryDto {
+  @ApiPropertyOptional({ description: 'Zero-based page number', default: 0, minimum: 0 })
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'page must be a whole number' })
+  @Min(0, { message: 'page must be 0 or more' })
+  page?: number;
+
+  @ApiPropertyOptional({ description: 'Page size', default: 20, minimum: 1, maximum: MAX_PAGE_SIZE })
+  @IsOptional()
+  @Transform(toInt)
+  @IsInt({ message: 'size must be a whole number' })
+  @Min(1, { message: `size must be between 1 and ${MAX_PAGE_SIZE}` })
+  @Max(MAX_PAGE_SIZE, { message: `size must be between 1 and ${MAX_PAGE_SIZE}` })
+  size?: number;
+
+  @ApiPropertyOptional({
+    description: 'Sort order as `field,asc|desc`; repeatable. Only the fields each list documents.',
+    type: [String],
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (Array.isArray(value) ? value : [value]))
+  @IsString({ each: true })
+  @Matches(/^[A-Za-z][A-Za-z0-9]*(,(asc|desc|ASC|DESC))?$/, {
+    each: true,
+    message: 'sort must look like field,asc or field,desc',
+  })
+  sort?: string[];
+}

@@ -1,0 +1,143 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { parseDurationSeconds } from './duration.js';
+import { EnvironmentVariables } from './env.schema.js';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+export interface LoadOptions {
+  /** `npm start`: generate and keep a JWT secret and a bootstrap admin under SVC_DATA_DIR when unset. */
+  devDefaults?: boolean;
+}
+
+export const DEV_ADMIN_EMAIL = 'admin@tms.local';
+
+/** Typed groups of settings, validated once at boot. The only reader of the process environment. */
+export class AppConfig {
+  readonly dataDir: string;
+  readonly logLevel: string;
+  readonly http: {
+    port: number;
+    baseUrl: string;
+    corsOrigins: string[];
+    trustedProxies: string[];
+    bodyLimit: string;
+  };
+  readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
+  readonly kv: { url?: string; prefix: string };
+  readonly auth: {
+    jwtSecret: string;
+    accessTtlSeconds: number;
+    refreshTtlSeconds: number;
+    cookieSecure: boolean;
+    loginPerMinute: number;
+    loginFailuresPerAccountHour: number;
+  };
+  readonly bootstrapAdmin?: { email: string; password: string; passwordFile?: string };
+  /** Where generated secrets were written (dev defaults), for the boot log. */
+  readonly generated: string[] = [];
+
+  constructor(env: EnvironmentVariables, options: LoadOptions = {}) {
+    this.dataDir = resolve(env.SVC_DATA_DIR);
+    this.logLevel = env.SVC_LOG_LEVEL;
+    this.http = {
+      port: env.PORT,
+      baseUrl: (env.SVC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+      corsOrigins: list(env.SVC_CORS_ORIGINS),
+      trustedProxies: list(env.SVC_TRUSTED_PROXIES),
+      bodyLimit: env.SVC_BODY_LIMIT,
+    };
+    this.db = {
+      url: env.SVC_DB_URL,
+      poolSize: env.SVC_DB_POOL_SIZE,
+      embeddedPort: env.SVC_EMBEDDED_DB_PORT,
+      embeddedDir: join(this.dataDir, 'postgres'),
+    };
+    this.kv = { url: env.SVC_KVSTORE_URL, prefix: env.SVC_KVSTORE_PREFIX };
+
+    let jwtSecret = env.SVC_JWT_SECRET;
+    if (!jwtSecret && options.devDefaults) {
+      jwtSecret = this.keptSecret('jwt-secret', () => randomBytes(48).toString('base64url'));
+    }
+    if (!jwtSecret) {
+      throw new ConfigError('SVC_JWT_SECRET is required and must be at least 32 bytes long');
+    }
+    this.auth = {
+      jwtSecret,
+      accessTtlSeconds: parseDurationSeconds(env.SVC_ACCESS_TTL)!,
+      refreshTtlSeconds: parseDurationSeconds(env.SVC_REFRESH_TTL)!,
+      cookieSecure: env.SVC_COOKIE_SECURE,
+      loginPerMinute: env.SVC_LOGIN_RATE_PER_MINUTE,
+      loginFailuresPerAccountHour: env.SVC_LOGIN_FAILURES_PER_ACCOUNT_HOUR,
+    };
+
+    if (env.SVC_BOOTSTRAP_ADMIN_EMAIL && env.SVC_BOOTSTRAP_ADMIN_PASSWORD) {
+      this.bootstrapAdmin = { email: env.SVC_BOOTSTRAP_ADMIN_EMAIL, password: env.SVC_BOOTSTRAP_ADMIN_PASSWORD };
+    } else if (env.SVC_BOOTSTRAP_ADMIN_EMAIL || env.SVC_BOOTSTRAP_ADMIN_PASSWORD) {
+      throw new ConfigError('SVC_BOOTSTRAP_ADMIN_EMAIL and SVC_BOOTSTRAP_ADMIN_PASSWORD must be set together');
+    } else if (options.devDefaults) {
+      const passwordFile = join(this.dataDir, 'secrets', 'bootstrap-admin-password');
+      const password = this.keptSecret('bootstrap-admin-password', () => randomBytes(18).toString('base64url'));
+      this.bootstrapAdmin = { email: DEV_ADMIN_EMAIL, password, passwordFile };
+    }
+  }
+
+  /** Validates `env` against the schema; throws a ConfigError naming every bad variable. */
+  static load(env: Record<string, string | undefined>, options: LoadOptions = {}): AppConfig {
+    const known = Object.fromEntries(
+      Object.entries(env).filter(([key]) => key === 'PORT' || key.startsWith('SVC_')),
+    );
+    const parsed = plainToInstance(EnvironmentVariables, known);
+    const errors = validateSync(parsed, { whitelist: true });
+    if (errors.length) {
+      throw new ConfigError(`Invalid configuration: ${describe(errors)}`);
+    }
+    return new AppConfig(parsed, options);
+  }
+
+  private keptSecret(name: string, generate: () => string): string {
+    const { value, created } = keptSecret(this.dataDir, name, generate);
+    if (created) {
+      this.generated.push(join(this.dataDir, 'secrets', name));
+    }
+    return value;
+  }
+}
+
+/** Reads a secret kept in SVC_DATA_DIR/secrets, generating and storing it (mode 0600) on first use. */
+export function keptSecret(
+  dataDir: string,
+  name: string,
+  generate: () => string,
+): { value: string; created: boolean } {
+  const dir = join(dataDir, 'secrets');
+  const file = join(dir, name);
+  if (existsSync(file)) {
+    return { value: readFileSync(file, 'utf8').trim(), created: false };
+  }
+  // The data dir itself stays traversable: the embedded PostgreSQL runs as another user beneath it.
+  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const value = generate();
+  writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return { value, created: true };
+}
+
+function list(text: string): string[] {
+  return text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function describe(errors: ValidationError[]): string {
+  return errors
+    .map((e) => Object.values(e.constraints ?? {}).join(', ') || `${e.property} is invalid`)
+    .join('; ');
+}

@@ -1,0 +1,118 @@
+import { Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsEmail,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUrl,
+  Max,
+  Min,
+  MinLength,
+  Validate,
+  ValidationArguments,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
+import { parseDurationSeconds } from './duration.js';
+
+@ValidatorConstraint({ name: 'duration' })
+class IsDuration implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'string' && parseDurationSeconds(value) !== undefined;
+  }
+  defaultMessage(): string {
+    return '$property must be a duration such as 900, 15m, 12h or 30d';
+  }
+}
+
+@ValidatorConstraint({ name: 'minBytes' })
+class HasMinBytes implements ValidatorConstraintInterface {
+  validate(value: unknown, args?: ValidationArguments): boolean {
+    return typeof value === 'string' && Buffer.byteLength(value, 'utf8') >= Number(args?.constraints[0]);
+  }
+  defaultMessage(args?: ValidationArguments): string {
+    return `$property must be at least ${args?.constraints[0]} bytes long`;
+  }
+}
+
+const toInt = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+const toBool = ({ value }: { value: unknown }): unknown =>
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
+const emptyToUndefined = ({ value }: { value: unknown }): unknown => (value === '' ? undefined : value);
+
+const DB_URL = { protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true };
+const REDIS_URL = { protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true };
+const HTTP_URL = { protocols: ['http', 'https'], require_tld: false, require_protocol: true };
+
+/**
+ * Every environment variable the service reads. `.env.example` documents each with its default;
+ * an unset optional variable selects the embedded counterpart (see DESIGN.md).
+ */
+export class EnvironmentVariables {
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(65535)
+  PORT: number = 8080;
+
+  @IsOptional() @IsString()
+  SVC_DATA_DIR: string = './data';
+
+  @IsOptional() @Transform(emptyToUndefined) @IsUrl(HTTP_URL, { message: 'SVC_BASE_URL must be an http(s) URL' })
+  SVC_BASE_URL?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsIn(['error', 'warn', 'log', 'debug', 'verbose'])
+  SVC_LOG_LEVEL: string = 'log';
+
+  // ---- database ----
+  @IsOptional() @Transform(emptyToUndefined) @IsUrl(DB_URL, { message: 'SVC_DB_URL must be a postgres:// URL' })
+  SVC_DB_URL?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(500)
+  SVC_DB_POOL_SIZE: number = 20;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(65535)
+  SVC_EMBEDDED_DB_PORT: number = 54329;
+
+  // ---- key-value store ----
+  @IsOptional() @Transform(emptyToUndefined) @IsUrl(REDIS_URL, { message: 'SVC_KVSTORE_URL must be a redis:// URL' })
+  SVC_KVSTORE_URL?: string;
+
+  @IsOptional() @IsString()
+  SVC_KVSTORE_PREFIX: string = 'tms:';
+
+  // ---- sign-in ----
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [32])
+  SVC_JWT_SECRET?: string;
+
+  @IsOptional() @Validate(IsDuration)
+  SVC_ACCESS_TTL: string = '15m';
+
+  @IsOptional() @Validate(IsDuration)
+  SVC_REFRESH_TTL: string = '30d';
+
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_COOKIE_SECURE must be true or false' })
+  SVC_COOKIE_SECURE: boolean = true;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsEmail({}, { message: 'SVC_BOOTSTRAP_ADMIN_EMAIL must be an email address' })
+  SVC_BOOTSTRAP_ADMIN_EMAIL?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @MinLength(12, { message: 'SVC_BOOTSTRAP_ADMIN_PASSWORD must be at least 12 characters' })
+  SVC_BOOTSTRAP_ADMIN_PASSWORD?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  SVC_LOGIN_RATE_PER_MINUTE: number = 60;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  SVC_LOGIN_FAILURES_PER_ACCOUNT_HOUR: number = 100;
+
+  // ---- HTTP edge ----
+  @IsOptional() @IsString()
+  SVC_CORS_ORIGINS: string = '';
+
+  @IsOptional() @IsString()
+  SVC_TRUSTED_PROXIES: string = '';
+
+  @IsOptional() @IsString()
+  SVC_BODY_LIMIT: string = '10mb';
+}

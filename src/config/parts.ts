@@ -1,0 +1,29 @@
+import type { AppConfig } from './app-config.js';
+
+export interface PartLine {
+  text: string;
+  warn?: string;
+}
+
+/** One boot-log line per swappable part: real or embedded, and a warning when embedded parts meet real ones. */
+export function describeParts(config: AppConfig): PartLine[] {
+  const parts: [string, boolean, string, string][] = [
+    ['database', Boolean(config.db.url), 'PostgreSQL at SVC_DB_URL', `embedded PostgreSQL in ${config.db.embeddedDir}`],
+    ['key-value store', Boolean(config.kv.url), 'Redis at SVC_KVSTORE_URL', 'in-process store (single node)'],
+  ];
+  const lines: PartLine[] = parts.map(([name, real, realText, embeddedText]) => ({
+    text: `${name}: ${real ? `real, ${realText}` : embeddedText}`,
+  }));
+  const anyReal = parts.some(([, real]) => real);
+  const embedded = parts.filter(([, real]) => !real).map(([name]) => name);
+  if (anyReal && embedded.length) {
+    lines.push({
+      text: 'mixed deployment',
+      warn: `Embedded ${embedded.join(', ')} serve(s) one node only: with a real ${parts
+        .filter(([, r]) => r)
+        .map(([n]) => n)
+        .join(', ')} several replicas would not share ${embedded.length > 1 ? 'them' : 'it'}`,
+    });
+  }
+  return lines;
+}

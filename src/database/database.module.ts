@@ -1,0 +1,29 @@
+import { Logger, Module } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
+import { AppConfig } from '../config/app-config.js';
+import { EmbeddedPostgresService } from '../infra/embedded-postgres/embedded-postgres.service.js';
+import { dataSourceOptions } from './data-source-options.js';
+import { migrateUnderLock } from './migrate.js';
+
+@Module({
+  imports: [
+    TypeOrmModule.forRootAsync({
+      extraProviders: [EmbeddedPostgresService],
+      inject: [AppConfig, EmbeddedPostgresService],
+      useFactory: async (config: AppConfig, embedded: EmbeddedPostgresService) => {
+        const url = config.db.url ?? (await embedded.start());
+        return dataSourceOptions(url, config.db.poolSize);
+      },
+      dataSourceFactory: async (options?: DataSourceOptions) => {
+        const dataSource = await new DataSource(options!).initialize();
+        const applied = await migrateUnderLock(dataSource);
+        if (applied.length) {
+          new Logger('Database').log(`Applied migrations: ${applied.join(', ')}`);
+        }
+        return dataSource;
+      },
+    }),
+  ],
+})
+export class DatabaseModule {}

@@ -1,0 +1,5 @@
+import { AuditEventEntity } from '../audit/audit-event.entity.js';
+import { UserEntity } from '../users/user.entity.js';
+
+/** Every entity, listed explicitly: ES modules cannot be globbed from TypeScript sources under test. */
+export const ENTITIES = [UserEntity, AuditEventEntity];

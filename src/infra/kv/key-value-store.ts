@@ -1,0 +1,38 @@
+/** One fixed-window hit as @nestjs/throttler counts it; times in seconds. */
+export interface WindowHit {
+  totalHits: number;
+  timeToExpire: number;
+  isBlocked: boolean;
+  timeToBlockExpire: number;
+}
+
+/**
+ * Short-lived shared state: refresh-token families, rate-limit counters, mail counters, used TOTP steps.
+ * Redis when SVC_KVSTORE_URL is set (shared by every replica), otherwise in-process (one node).
+ * Every operation is atomic on its key.
+ */
+export abstract class KeyValueStore {
+  abstract readonly kind: 'redis' | 'memory';
+
+  abstract get(key: string): Promise<string | null>;
+
+  abstract set(key: string, value: string, ttlSeconds: number): Promise<void>;
+
+  /** Sets only when the key does not exist; true when this call set it. */
+  abstract setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean>;
+
+  /** Replaces the value only while it still equals `expected`; true when this call replaced it. */
+  abstract compareAndSwap(key: string, expected: string, next: string, ttlSeconds: number): Promise<boolean>;
+
+  abstract delete(key: string): Promise<void>;
+
+  /** Adds one and returns the new count; the first increment starts the key's lifetime. */
+  abstract incrementWithTtl(key: string, ttlSeconds: number): Promise<number>;
+
+  /** Counts a hit in a fixed window of `windowMs`; past `limit` the key is blocked for `blockMs`. */
+  abstract hitWindow(key: string, windowMs: number, limit: number, blockMs: number): Promise<WindowHit>;
+
+  abstract ping(): Promise<void>;
+
+  abstract close(): Promise<void>;
+}

@@ -1,0 +1,124 @@
+import { KeyValueStore, WindowHit } from './key-value-store.js';
+
+interface Entry {
+  value: string;
+  expiresAt: number;
+}
+
+/** Single-node counterpart of Redis: a Map with expiry times, swept now and then. */
+export class MemoryKeyValueStore extends KeyValueStore {
+  readonly kind = 'memory' as const;
+  private readonly entries = new Map<string, Entry>();
+  private readonly sweeper: NodeJS.Timeout;
+
+  constructor(private readonly now: () => number = Date.now) {
+    super();
+    this.sweeper = setInterval(() => this.sweep(), 60_000);
+    this.sweeper.unref();
+  }
+
+  get(key: string): Promise<string | null> {
+    return Promise.resolve(this.live(key)?.value ?? null);
+  }
+
+  set(key: string, value: string, ttlSeconds: number): Promise<void> {
+    this.put(key, value, ttlSeconds * 1000);
+    return Promise.resolve();
+  }
+
+  setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<boolean> {
+    if (this.live(key)) {
+      return Promise.resolve(false);
+    }
+    this.put(key, value, ttlSeconds * 1000);
+    return Promise.resolve(true);
+  }
+
+  compareAndSwap(key: string, expected: string, next: string, ttlSeconds: number): Promise<boolean> {
+    if (this.live(key)?.value !== expected) {
+      return Promise.resolve(false);
+    }
+    this.put(key, next, ttlSeconds * 1000);
+    return Promise.resolve(true);
+  }
+
+  delete(key: string): Promise<void> {
+    this.entries.delete(key);
+    return Promise.resolve();
+  }
+
+  incrementWithTtl(key: string, ttlSeconds: number): Promise<number> {
+    const entry = this.live(key);
+    if (!entry) {
+      this.put(key, '1', ttlSeconds * 1000);
+      return Promise.resolve(1);
+    }
+    entry.value = String(Number(entry.value) + 1);
+    return Promise.resolve(Number(entry.value));
+  }
+
+  hitWindow(key: string, windowMs: number, limit: number, blockMs: number): Promise<WindowHit> {
+    const now = this.now();
+    const blockKey = `${key}:blocked`;
+    let hits = this.live(key);
+    if (!hits) {
+      hits = this.put(key, '0', windowMs);
+    }
+    let totalHits = Number(hits.value) + 1;
+    hits.value = String(totalHits);
+    let timeToExpire = hits.expiresAt - now;
+    let block = this.live(blockKey);
+    if (!block && totalHits > limit) {
+      block = this.put(blockKey, '1', blockMs);
+    }
+    let timeToBlockExpire = block ? block.expiresAt - now : 0;
+    if (block && timeToBlockExpire <= 0) {
+      this.entries.delete(blockKey);
+      this.put(key, '1', windowMs);
+      block = undefined;
+      totalHits = 1;
+      timeToExpire = windowMs;
+      timeToBlockExpire = 0;
+    }
+    return Promise.resolve({
+      totalHits,
+      timeToExpire: Math.ceil(timeToExpire / 1000),
+      isBlocked: Boolean(block),
+      timeToBlockExpire: Math.ceil(timeToBlockExpire / 1000),
+    });
+  }
+
+  ping(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.sweeper);
+    this.entries.clear();
+    return Promise.resolve();
+  }
+
+  private put(key: string, value: string, ttlMs: number): Entry {
+    const entry = { value, expiresAt: this.now() + ttlMs };
+    this.entries.set(key, entry);
+    return entry;
+  }
+
+  private live(key: string): Entry | undefined {
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private sweep(): void {
+    const now = this.now();
+    for (const [key, entry] of this.entries) {
+      if (entry.expiresAt <= now) {
+        this.entries.delete(key);
+      }
+    }
+  }
+}

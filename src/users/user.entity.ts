@@ -1,0 +1,38 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn, UpdateDateColumn } from 'typeorm';
+
+export type AuthSource = 'LOCAL' | 'LDAP';
+
+@Entity('users')
+export class UserEntity {
+  // bigint arrives as a string from pg: ids stay exact up to 2^63-1 and are rendered as numbers in the API.
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id: string;
+
+  /** Stored lower-case; unique. */
+  @Column({ type: 'varchar', length: 320, unique: true })
+  email: string;
+
+  @Column({ name: 'full_name', type: 'varchar', length: 200 })
+  fullName: string;
+
+  @Column({ name: 'password_hash', type: 'varchar', length: 255, nullable: true })
+  passwordHash: string | null;
+
+  @Column({ type: 'boolean', default: false })
+  admin: boolean;
+
+  @Column({ type: 'boolean', default: true })
+  enabled: boolean;
+
+  @Column({ name: 'auth_source', type: 'varchar', length: 16, default: 'LOCAL' })
+  authSource: AuthSource;
+
+  @Column({ name: 'email_verified', type: 'boolean', default: false })
+  emailVerified: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+
+  @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
+  updatedAt: Date;
+}
