@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import { OnEvent } from '@nestjs/event-emitter';
 import { AppError } from '../common/app-error.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
@@ -11,13 +11,25 @@ import { AuditEventDto, AuditQueryDto } from './dto/audit-event.dto.js';
 const SORTABLE: readonly AuditSortField[] = ['at', 'id', 'type'];
 
 @Injectable()
-export class AuditService {
+export class AuditService implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Audit');
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(private readonly repository: AuditRepository) {}
 
   @OnEvent(AUDIT_EVENT, { async: true, promisify: true })
-  async record(event: AuditRecord): Promise<void> {
+  record(event: AuditRecord): Promise<void> {
+    const write = this.write(event).finally(() => this.pending.delete(write));
+    this.pending.add(write);
+    return write;
+  }
+
+  /** Lets events emitted by the last requests reach the database before connections close. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
+  }
+
+  private async write(event: AuditRecord): Promise<void> {
     try {
       if (event.aggregateKey) {
         await this.repository.upsertAggregate({ ...event, aggregateKey: event.aggregateKey });

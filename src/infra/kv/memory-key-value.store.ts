@@ -59,32 +59,26 @@ export class MemoryKeyValueStore extends KeyValueStore {
 
   hitWindow(key: string, windowMs: number, limit: number, blockMs: number): Promise<WindowHit> {
     const now = this.now();
-    const blockKey = `${key}:blocked`;
-    let hits = this.live(key);
-    if (!hits) {
-      hits = this.put(key, '0', windowMs);
+    const block = this.live(`${key}:blocked`);
+    if (block) {
+      block.value = String(Number(block.value) + 1);
+      const left = Math.ceil((block.expiresAt - now) / 1000);
+      return Promise.resolve({ totalHits: limit + Number(block.value), timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
     }
-    let totalHits = Number(hits.value) + 1;
+    const hits = this.live(key) ?? this.put(key, '0', windowMs);
+    const totalHits = Number(hits.value) + 1;
     hits.value = String(totalHits);
-    let timeToExpire = hits.expiresAt - now;
-    let block = this.live(blockKey);
-    if (!block && totalHits > limit) {
-      block = this.put(blockKey, '1', blockMs);
-    }
-    let timeToBlockExpire = block ? block.expiresAt - now : 0;
-    if (block && timeToBlockExpire <= 0) {
-      this.entries.delete(blockKey);
-      this.put(key, '1', windowMs);
-      block = undefined;
-      totalHits = 1;
-      timeToExpire = windowMs;
-      timeToBlockExpire = 0;
+    if (totalHits > limit) {
+      this.put(`${key}:blocked`, '1', blockMs);
+      this.entries.delete(key);
+      const left = Math.ceil(blockMs / 1000);
+      return Promise.resolve({ totalHits, timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
     }
     return Promise.resolve({
       totalHits,
-      timeToExpire: Math.ceil(timeToExpire / 1000),
-      isBlocked: Boolean(block),
-      timeToBlockExpire: Math.ceil(timeToBlockExpire / 1000),
+      timeToExpire: Math.ceil((hits.expiresAt - now) / 1000),
+      isBlocked: false,
+      timeToBlockExpire: 0,
     });
   }
 

@@ -13,31 +13,28 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
-// The same fixed window as @nestjs/throttler's in-memory storage, in one round trip.
+// A fixed window in one round trip. Past the limit the client is blocked; hits during the block are counted on
+// the block key (for logs), and when the block ends counting starts afresh, as in @nestjs/throttler's own storage.
 const HIT_WINDOW = `
 local hitKey, blockKey = KEYS[1], KEYS[2]
 local windowMs, limit, blockMs = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
+local blockTtl = redis.call('PTTL', blockKey)
+if blockTtl > 0 then
+  local during = redis.call('INCR', blockKey)
+  return { limit + during, blockTtl, 1, blockTtl }
+end
 local totalHits = redis.call('INCR', hitKey)
 local timeToExpire = redis.call('PTTL', hitKey)
 if timeToExpire <= 0 then
   redis.call('PEXPIRE', hitKey, windowMs)
   timeToExpire = windowMs
 end
-local blocked = redis.call('EXISTS', blockKey) == 1
-local timeToBlockExpire = 0
-if blocked then
-  timeToBlockExpire = redis.call('PTTL', blockKey)
-elseif totalHits > limit then
+if totalHits > limit then
   redis.call('SET', blockKey, '1', 'PX', blockMs)
-  blocked = true
-  timeToBlockExpire = blockMs
+  redis.call('DEL', hitKey)
+  return { totalHits, blockMs, 1, blockMs }
 end
-if blocked and timeToBlockExpire <= 0 then
-  redis.call('DEL', blockKey)
-  redis.call('SET', hitKey, '1', 'PX', windowMs)
-  totalHits, timeToExpire, blocked, timeToBlockExpire = 1, windowMs, false, 0
-end
-return { totalHits, timeToExpire, blocked and 1 or 0, timeToBlockExpire }`;
+return { totalHits, timeToExpire, 0, 0 }`;
 
 export interface RedisOptions {
   url: string;

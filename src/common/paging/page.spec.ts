@@ -1,0 +1,38 @@
+import { AppError } from '../app-error.js';
+import { pageRequest, toPage } from './page.js';
+
+describe(pageRequest.name, () => {
+  const sortable = ['name', 'startedAt'] as const;
+  const fallback = [{ field: 'startedAt' as const, direction: 'DESC' as const }];
+
+  it('defaults to the first page of 20 in the resource order', () => {
+    expect(pageRequest({}, sortable, fallback)).toEqual({ page: 0, size: 20, offset: 0, sort: fallback });
+  });
+
+  it('computes the offset and keeps several sort orders in the given order', () => {
+    const sut = pageRequest({ page: 3, size: 50, sort: ['name,desc', 'startedAt'] }, sortable, fallback);
+    expect(sut.offset).toBe(150);
+    expect(sut.sort).toEqual([
+      { field: 'name', direction: 'DESC' },
+      { field: 'startedAt', direction: 'ASC' },
+    ]);
+  });
+
+  it('refuses fields outside the allow-list and names the allowed ones', () => {
+    expect(() => pageRequest({ sort: ['password,asc'] }, sortable, fallback)).toThrow(AppError);
+    expect(() => pageRequest({ sort: ['password,asc'] }, sortable, fallback)).toThrow(/name, startedAt/);
+  });
+});
+
+describe(toPage.name, () => {
+  it('counts pages', () => {
+    expect(toPage([1, 2], 153, { page: 0, size: 20 })).toEqual({
+      content: [1, 2],
+      page: 0,
+      size: 20,
+      totalElements: 153,
+      totalPages: 8,
+    });
+    expect(toPage([], 0, { page: 0, size: 20 }).totalPages).toBe(0);
+  });
+});

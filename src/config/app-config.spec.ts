@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AppConfig, ConfigError, DEV_ADMIN_EMAIL } from './app-config.js';
+import { parseDurationSeconds } from './duration.js';
+
+const SECRET = 's'.repeat(32);
+
+describe(AppConfig.name, () => {
+  const load = (env: Record<string, string>, devDefaults = false) =>
+    AppConfig.load({ SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-cfg-')), ...env }, { devDefaults });
+
+  it('applies the documented defaults', () => {
+    const sut = load({ SVC_JWT_SECRET: SECRET });
+    expect(sut.http.port).toBe(8080);
+    expect(sut.auth.accessTtlSeconds).toBe(900);
+    expect(sut.auth.refreshTtlSeconds).toBe(30 * 86400);
+    expect(sut.auth.cookieSecure).toBe(true);
+    expect(sut.auth.loginPerMinute).toBe(60);
+    expect(sut.db.url).toBeUndefined();
+    expect(sut.kv.url).toBeUndefined();
+    expect(sut.bootstrapAdmin).toBeUndefined();
+  });
+
+  it('requires SVC_JWT_SECRET', () => {
+    expect(() => load({})).toThrow(ConfigError);
+    expect(() => load({})).toThrow(/SVC_JWT_SECRET/);
+  });
+
+  it('refuses a secret under 32 bytes, counting bytes rather than characters', () => {
+    expect(() => load({ SVC_JWT_SECRET: 's'.repeat(31) })).toThrow(/SVC_JWT_SECRET must be at least 32 bytes/);
+    expect(load({ SVC_JWT_SECRET: 'é'.repeat(16) }).auth.jwtSecret).toBe('é'.repeat(16));
+  });
+
+  it.each([
+    ['SVC_DB_URL', 'mysql://localhost/db'],
+    ['SVC_KVSTORE_URL', 'http://localhost:6379'],
+    ['SVC_ACCESS_TTL', '15 minutes'],
+    ['SVC_REFRESH_TTL', '-1d'],
+    ['PORT', '0'],
+    ['PORT', 'eighty'],
+    ['SVC_COOKIE_SECURE', 'yes please'],
+    ['SVC_BOOTSTRAP_ADMIN_EMAIL', 'not-an-email'],
+  ])('names %s when it is invalid (%s)', (name, value) => {
+    expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_BOOTSTRAP_ADMIN_PASSWORD: 'p'.repeat(12), [name]: value })).toThrow(
+      new RegExp(name),
+    );
+  });
+
+  it('reads TTLs in the 15m / 30d forms', () => {
+    const sut = load({ SVC_JWT_SECRET: SECRET, SVC_ACCESS_TTL: '5m', SVC_REFRESH_TTL: '7d' });
+    expect(sut.auth.accessTtlSeconds).toBe(300);
+    expect(sut.auth.refreshTtlSeconds).toBe(7 * 86400);
+  });
+
+  it('needs both bootstrap admin variables or neither', () => {
+    expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_BOOTSTRAP_ADMIN_EMAIL: 'a@example.com' })).toThrow(
+      /must be set together/,
+    );
+  });
+
+  it('generates, keeps and reuses a secret and an admin password with dev defaults', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tms-cfg-'));
+    const first = AppConfig.load({ SVC_DATA_DIR: dataDir }, { devDefaults: true });
+    expect(Buffer.byteLength(first.auth.jwtSecret)).toBeGreaterThanOrEqual(32);
+    expect(first.bootstrapAdmin?.email).toBe(DEV_ADMIN_EMAIL);
+    expect(first.generated).toHaveLength(2);
+    const file = join(dataDir, 'secrets', 'jwt-secret');
+    expect(readFileSync(file, 'utf8').trim()).toBe(first.auth.jwtSecret);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+
+    const second = AppConfig.load({ SVC_DATA_DIR: dataDir }, { devDefaults: true });
+    expect(second.auth.jwtSecret).toBe(first.auth.jwtSecret);
+    expect(second.bootstrapAdmin?.password).toBe(first.bootstrapAdmin?.password);
+    expect(second.generated).toHaveLength(0);
+  });
+});
+
+describe(parseDurationSeconds.name, () => {
+  it.each([
+    ['900', 900],
+    ['90s', 90],
+    ['15m', 900],
+    ['12h', 43200],
+    ['30d', 2592000],
+  ])('%s is %d seconds', (text, seconds) => expect(parseDurationSeconds(text)).toBe(seconds));
+
+  it.each(['', '0', '15 m', '1w', '-5m', 'abc'])('refuses %j', (text) => expect(parseDurationSeconds(text)).toBeUndefined());
+});

@@ -1,0 +1,77 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, requireBuild, runService, waitForHttp } from '../support/process.js';
+import { createTestDatabase } from '../support/database.js';
+
+describe('Starting the built service (node dist/main.js)', () => {
+  beforeAll(() => requireBuild());
+
+  it.each([
+    [{}, /SVC_JWT_SECRET/],
+    [{ SVC_JWT_SECRET: 'too-short-secret' }, /SVC_JWT_SECRET must be at least 32 bytes/],
+    [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_DB_URL: 'mysql://nope' }, /SVC_DB_URL/],
+    [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_ACCESS_TTL: '15 minutes' }, /SVC_ACCESS_TTL/],
+    [{ SVC_JWT_SECRET: 'x'.repeat(40), PORT: '70000' }, /PORT/],
+    [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_KVSTORE_URL: 'localhost:6379' }, /SVC_KVSTORE_URL/],
+  ])('exits non-zero and names the variable for %j', async (env, message) => {
+    const proc = runService([], { SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-boot-')), ...env });
+    expect(await proc.exited).not.toBe(0);
+    expect(proc.output()).toMatch(message);
+  });
+
+  it('runs on embedded defaults with `--dev-defaults` (npm start) and signs the bootstrap admin in', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'tms-embedded-'));
+    const port = await freePort();
+    const proc = runService(['--dev-defaults'], {
+      SVC_DATA_DIR: dataDir,
+      PORT: String(port),
+      SVC_EMBEDDED_DB_PORT: String(await freePort()),
+    });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/api/health/ready`, proc);
+      const log = proc.output();
+      expect(log).toMatch(/database: embedded PostgreSQL/);
+      expect(log).toMatch(/key-value store: in-process store/);
+      expect(log).toMatch(new RegExp(`Listening on http://localhost:${port}`));
+      expect(log).toMatch(/Bootstrap administrator: admin@tms\.local/);
+
+      const passwordFile = join(dataDir, 'secrets', 'bootstrap-admin-password');
+      expect(statSync(passwordFile).mode & 0o077).toBe(0);
+      const password = readFileSync(passwordFile, 'utf8').trim();
+      expect(log).not.toContain(password);
+      const res = await fetch(`http://127.0.0.1:${port}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: 'admin@tms.local', password }),
+      });
+      expect(res.status).toBe(200);
+      const { accessToken } = (await res.json()) as { accessToken: string };
+      const me = await fetch(`http://127.0.0.1:${port}/api/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } });
+      expect(((await me.json()) as { admin: boolean }).admin).toBe(true);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('warns when embedded parts run beside real ones', async () => {
+    const port = await freePort();
+    const database = await createTestDatabase();
+    const proc = runService([], {
+      SVC_JWT_SECRET: 'x'.repeat(40),
+      SVC_DB_URL: database.url,
+      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-mixed-')),
+      PORT: String(port),
+    });
+    try {
+      await waitForHttp(`http://127.0.0.1:${port}/api/health`, proc);
+      expect(proc.output()).toMatch(/WARN.*[Ee]mbedded key-value store/);
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+      await database.drop();
+    }
+  }, 60_000);
+});

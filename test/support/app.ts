@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DataSource } from 'typeorm';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { createApp } from '../../src/app.factory.js';
+import { AppConfig } from '../../src/config/app-config.js';
+import { KeyValueStore } from '../../src/infra/kv/key-value-store.js';
+import { createTestDatabase, TestDatabase } from './database.js';
+import { TEST_REDIS_URL } from './services.js';
+
+export const ADMIN_EMAIL = 'admin@example.com';
+export const ADMIN_PASSWORD = 'bootstrap-admin-password-1';
+
+export interface RunningApp {
+  app: NestExpressApplication;
+  url: string;
+  config: AppConfig;
+  dataSource: DataSource;
+  kv: KeyValueStore;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole service on a random port, against real PostgreSQL and Redis. Several calls with the same
+ * `shared` settings behave as replicas of one deployment.
+ */
+export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
+  const config = AppConfig.load({
+    SVC_JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123',
+    SVC_KVSTORE_URL: TEST_REDIS_URL,
+    SVC_KVSTORE_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+    SVC_BOOTSTRAP_ADMIN_EMAIL: ADMIN_EMAIL,
+    SVC_BOOTSTRAP_ADMIN_PASSWORD: ADMIN_PASSWORD,
+    SVC_COOKIE_SECURE: 'false',
+    SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-test-')),
+    SVC_LOG_LEVEL: 'error',
+    ...env,
+  });
+  const app = await createApp(config, { logger: ['error'] });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return {
+    app,
+    url: `http://127.0.0.1:${address.port}`,
+    config,
+    dataSource: app.get<DataSource>(getDataSourceToken()),
+    kv: app.get(KeyValueStore),
+    close: () => app.close(),
+  };
+}
+
+/** One test file's deployment: its own database, and replicas that share it and one Redis key prefix. */
+export class TestDeployment {
+  readonly replicas: RunningApp[] = [];
+  private database?: TestDatabase;
+  private readonly prefix = `test:${randomBytes(4).toString('hex')}:`;
+
+  constructor(private readonly env: Record<string, string> = {}) {}
+
+  async start(replicas = 1): Promise<RunningApp[]> {
+    this.database = await createTestDatabase();
+    for (let i = 0; i < replicas; i++) {
+      this.replicas.push(
+        await startApp({ SVC_DB_URL: this.database.url, SVC_KVSTORE_PREFIX: this.prefix, ...this.env }),
+      );
+    }
+    return this.replicas;
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.replicas.map((r) => r.close()));
+    await this.database?.drop();
+  }
+}
