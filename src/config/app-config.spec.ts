@@ -87,3 +87,22 @@ describe(parseDurationSeconds.name, () => {
 
   it.each(['', '0', '15 m', '1w', '-5m', 'abc'])('refuses %j', (text) => expect(parseDurationSeconds(text)).toBeUndefined());
 });
+
+describe('empty variables', () => {
+  it('mean the same as unset ones', () => {
+    const sut = AppConfig.load({
+      SVC_JWT_SECRET: 's'.repeat(32),
+      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-cfg-')),
+      SVC_LOG_LEVEL: '',
+      SVC_BODY_LIMIT: '',
+      PORT: '',
+      SVC_ACCESS_TTL: '',
+      SVC_DB_URL: '',
+    });
+    expect(sut.logLevel).toBe('log');
+    expect(sut.http.bodyLimit).toBe('10mb');
+    expect(sut.http.port).toBe(8080);
+    expect(sut.auth.accessTtlSeconds).toBe(900);
+    expect(sut.db.url).toBeUndefined();
+  });
+});

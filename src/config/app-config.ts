@@ -90,7 +90,8 @@ export class AppConfig {
   /** Validates `env` against the schema; throws a ConfigError naming every bad variable. */
   static load(env: Record<string, string | undefined>, options: LoadOptions = {}): AppConfig {
     const known = Object.fromEntries(
-      Object.entries(env).filter(([key]) => key === 'PORT' || key.startsWith('SVC_')),
+      // An empty variable means the same as an unset one: its default, or the embedded counterpart.
+      Object.entries(env).filter(([key, value]) => (key === 'PORT' || key.startsWith('SVC_')) && value !== ''),
     );
     const parsed = plainToInstance(EnvironmentVariables, known);
     const errors = validateSync(parsed, { whitelist: true });

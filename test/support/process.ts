@@ -34,8 +34,8 @@ export function runService(args: string[], env: Record<string, string>): Service
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';
-  child.stdout!.on('data', (c: Buffer) => (text += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (text += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (text += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (text += c.toString()));
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   return { child, output: () => text, exited };
 }
