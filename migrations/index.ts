@@ -1,4 +1,5 @@
 import { InitialSchema1763800000000 } from './1763800000000-InitialSchema.js';
+import { AccessControl1763900000000 } from './1763900000000-AccessControl.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
-export const MIGRATIONS = [InitialSchema1763800000000];
+export const MIGRATIONS = [InitialSchema1763800000000, AccessControl1763900000000];

@@ -20,6 +20,11 @@ export const AUDIT_TYPES = [
   'GROUP_CHANGED',
   'DIRECTORY_SYNC',
   'DIRECTORY_UNAVAILABLE',
+  'PROJECT_CREATED',
+  'PROJECT_UPDATED',
+  'PROJECT_DELETED',
+  'INVITATION_CREATED',
+  'INVITATION_ACCEPTED',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

@@ -5,12 +5,13 @@ import { PassportModule } from '@nestjs/passport';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
+import { ApiTokensModule } from '../api-tokens/api-tokens.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { AuthenticationGuard } from './authentication.guard.js';
-import { JwtAuthGuard } from './jwt-auth.guard.js';
+import { ApiTokenAuthGuard, JwtAuthGuard } from './jwt-auth.guard.js';
 import { jwtKey } from './jwt-key.js';
 import { JwtStrategy } from './jwt.strategy.js';
 import { KvThrottlerStorage } from './kv-throttler.storage.js';
@@ -21,6 +22,7 @@ import { SameSiteGuard } from './same-site.guard.js';
 @Module({
   imports: [
     UsersModule,
+    ApiTokensModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [AppConfig],
@@ -45,6 +47,7 @@ import { SameSiteGuard } from './same-site.guard.js';
     RefreshTokenService,
     JwtStrategy,
     JwtAuthGuard,
+    ApiTokenAuthGuard,
     LoginThrottlerGuard,
     SameSiteGuard,
     { provide: APP_GUARD, useClass: AuthenticationGuard },

@@ -3,9 +3,9 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
-import { ADMIN_ONLY, IS_PUBLIC } from '../common/decorators.js';
+import { ADMIN_ONLY, INTERACTIVE_ONLY, IS_PUBLIC } from '../common/decorators.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { JwtAuthGuard } from './jwt-auth.guard.js';
+import { ApiTokenAuthGuard, JwtAuthGuard } from './jwt-auth.guard.js';
 
 export const API_TOKEN_PREFIX = 'tms_';
 
@@ -19,6 +19,7 @@ export class AuthenticationGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly jwt: JwtAuthGuard,
+    private readonly apiToken: ApiTokenAuthGuard,
     private readonly users: UsersRepository,
   ) {}
 
@@ -42,12 +43,15 @@ export class AuthenticationGuard implements CanActivate {
     if (scheme.toLowerCase() !== 'bearer' || !value || extra !== undefined) {
       throw AppError.unauthenticated('Send credentials as Authorization: Bearer <token>');
     }
-    if (value.startsWith(API_TOKEN_PREFIX)) {
-      throw AppError.unauthenticated('The API token is invalid, expired or revoked');
+    await (value.startsWith(API_TOKEN_PREFIX) ? this.apiToken : this.jwt).canActivate(context);
+    const principal = req.user as AuthUser;
+    if (principal.via !== 'JWT' && this.reflector.getAllAndOverride<boolean>(INTERACTIVE_ONLY, targets)) {
+      throw AppError.forbidden(
+        'API tokens cannot manage API keys, two-factor authentication or passwords: sign in to the web UI',
+      );
     }
-    await this.jwt.canActivate(context);
     if (this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets)) {
-      await this.requireAdmin(req.user as AuthUser);
+      await this.requireAdmin(principal);
     }
     return true;
   }

@@ -26,3 +26,8 @@ export const ADMIN_ONLY = 'tms:admin-only';
 
 /** Only platform administrators reach the route (checked against the database on every request). */
 export const AdminOnly = (): MethodDecorator & ClassDecorator => SetMetadata(ADMIN_ONLY, true);
+
+export const INTERACTIVE_ONLY = 'tms:interactive-only';
+
+/** Needs a person at the web UI (access JWT): API tokens get 403 (API keys, two-factor, passwords). */
+export const InteractiveOnly = (): MethodDecorator & ClassDecorator => SetMetadata(INTERACTIVE_ONLY, true);

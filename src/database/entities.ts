@@ -1,5 +1,24 @@
+import {
+  GroupBindingEntity,
+  GroupEntity,
+  GroupMemberEntity,
+  InvitationEntity,
+  ProjectEntity,
+  ProjectMemberEntity,
+} from '../access/entities.js';
+import { ApiTokenEntity } from '../api-tokens/api-token.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
 import { UserEntity } from '../users/user.entity.js';
 
 /** Every entity, listed explicitly: ES modules cannot be globbed from TypeScript sources under test. */
-export const ENTITIES = [UserEntity, AuditEventEntity];
+export const ENTITIES = [
+  UserEntity,
+  AuditEventEntity,
+  ApiTokenEntity,
+  ProjectEntity,
+  ProjectMemberEntity,
+  GroupEntity,
+  GroupBindingEntity,
+  GroupMemberEntity,
+  InvitationEntity,
+];

@@ -9,6 +9,7 @@ import { createApp } from '../../src/app.factory.js';
 import { AppConfig } from '../../src/config/app-config.js';
 import { KeyValueStore } from '../../src/infra/kv/key-value-store.js';
 import { createTestDatabase, TestDatabase } from './database.js';
+import { freePort, requireBuild, runService, ServiceProcess, waitForHttp } from './process.js';
 import { TEST_REDIS_URL } from './services.js';
 
 export const ADMIN_EMAIL = 'admin@example.com';
@@ -27,8 +28,8 @@ export interface RunningApp {
  * The whole service on a random port, against real PostgreSQL and Redis. Several calls with the same
  * `shared` settings behave as replicas of one deployment.
  */
-export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
-  const config = AppConfig.load({
+function testEnv(env: Record<string, string>): Record<string, string> {
+  return {
     SVC_JWT_SECRET: 'test-secret-that-is-long-enough-for-hs256-0123',
     SVC_KVSTORE_URL: TEST_REDIS_URL,
     SVC_KVSTORE_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
@@ -38,7 +39,11 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-test-')),
     SVC_LOG_LEVEL: 'error',
     ...env,
-  });
+  };
+}
+
+export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
+  const config = AppConfig.load(testEnv(env));
   const app = await createApp(config, { logger: ['error'] });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
@@ -55,6 +60,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
 /** One test file's deployment: its own database, and replicas that share it and one Redis key prefix. */
 export class TestDeployment {
   readonly replicas: RunningApp[] = [];
+  private readonly processes: ServiceProcess[] = [];
   private database?: TestDatabase;
   private readonly prefix = `test:${randomBytes(4).toString('hex')}:`;
 
@@ -70,7 +76,31 @@ export class TestDeployment {
     return this.replicas;
   }
 
+  /**
+   * A replica in a process of its own (the built dist/main.js), for behaviour that must hold between
+   * processes: nothing in-process (caches, Passport's registry) is shared with the test's replicas.
+   */
+  async startProcessReplica(): Promise<{ url: string }> {
+    requireBuild();
+    const port = await freePort();
+    const proc = runService([], testEnv({
+      SVC_DB_URL: this.database!.url,
+      SVC_KVSTORE_PREFIX: this.prefix,
+      PORT: String(port),
+      SVC_LOG_LEVEL: 'warn',
+      ...this.env,
+    }));
+    this.processes.push(proc);
+    const url = `http://127.0.0.1:${port}`;
+    await waitForHttp(`${url}/api/health/ready`, proc);
+    return { url };
+  }
+
   async stop(): Promise<void> {
+    for (const proc of this.processes) {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
     await Promise.all(this.replicas.map((r) => r.close()));
     await this.database?.drop();
   }

@@ -1,0 +1,63 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsEmail, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { PROJECT_ROLES } from '../roles.js';
+import type { ProjectRole } from '../roles.js';
+
+const ONE_LINE = /^[^\r\n]*$/;
+
+export class WorkspaceInvitationDto {
+  @ApiProperty({ example: 'grace@example.com' })
+  @IsEmail({}, { message: 'email must be an email address' })
+  @Matches(ONE_LINE, { message: 'email must be one line' })
+  @MaxLength(320)
+  email: string;
+}
+
+export class ProjectInvitationDto extends WorkspaceInvitationDto {
+  @ApiProperty({ enum: PROJECT_ROLES })
+  @IsIn(PROJECT_ROLES, { message: `role must be one of: ${PROJECT_ROLES.join(', ')}` })
+  role: ProjectRole;
+}
+
+export class AcceptInvitationDto {
+  @ApiProperty({ description: 'The token from the invitation email' })
+  @IsString()
+  @MinLength(20)
+  @MaxLength(200)
+  token: string;
+
+  @ApiPropertyOptional({ description: 'Needed when the invitation creates a new account' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(200)
+  @Matches(ONE_LINE, { message: 'fullName must be one line' })
+  fullName?: string;
+
+  @ApiPropertyOptional({ description: 'Needed when the invitation creates a new account: 12 to 256 characters', format: 'password' })
+  @IsOptional()
+  @IsString()
+  password?: string;
+}
+
+export class InvitationAcceptedDto {
+  @ApiProperty()
+  userId: number;
+
+  @ApiProperty()
+  email: string;
+
+  @ApiProperty({ type: Number, nullable: true })
+  projectId: number | null;
+
+  @ApiProperty({ enum: PROJECT_ROLES, nullable: true })
+  role: ProjectRole | null;
+
+  @ApiProperty({ description: 'Whether a local account was created' })
+  accountCreated: boolean;
+}
+
+export class AcceptedMessageDto {
+  @ApiProperty({ example: 'Invitation sent to grace@example.com' })
+  message: string;
+}

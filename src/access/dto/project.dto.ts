@@ -1,0 +1,84 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { PROJECT_ROLES } from '../roles.js';
+import type { ProjectRole } from '../roles.js';
+
+export class CreateProjectDto {
+  @ApiProperty({ example: 'WEB_APP', description: '2-32 of A-Z, 0-9 and _; unique' })
+  @IsString()
+  @Matches(/^[A-Z0-9_]{2,32}$/, { message: 'key must be 2-32 characters of A-Z, 0-9 and _' })
+  key: string;
+
+  @ApiProperty({ example: 'Web application' })
+  @IsString()
+  @MinLength(1, { message: 'name must not be empty' })
+  @MaxLength(200)
+  name: string;
+
+  @ApiPropertyOptional({ example: 'End-to-end and unit tests of the web application' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+}
+
+export class UpdateProjectDto {
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MinLength(1, { message: 'name must not be empty' })
+  @MaxLength(200)
+  name?: string;
+
+  @ApiPropertyOptional({ nullable: true })
+  @IsOptional()
+  @IsString()
+  @MaxLength(2000)
+  description?: string;
+}
+
+export class ProjectDto {
+  @ApiProperty({ example: 7 })
+  id: number;
+
+  @ApiProperty({ example: 'WEB_APP' })
+  key: string;
+
+  @ApiProperty({ example: 'Web application' })
+  name: string;
+
+  @ApiProperty({ type: String, nullable: true })
+  description: string | null;
+
+  @ApiProperty({ enum: PROJECT_ROLES, description: "The caller's effective role in the project" })
+  role: ProjectRole;
+
+  @ApiProperty({ example: '2026-11-22T10:15:00.000Z' })
+  createdAt: string;
+
+  @ApiProperty({ example: '2026-11-22T10:15:00.000Z' })
+  updatedAt: string;
+}
+
+export class SetMemberRoleDto {
+  @ApiProperty({ enum: PROJECT_ROLES })
+  @IsIn(PROJECT_ROLES, { message: `role must be one of: ${PROJECT_ROLES.join(', ')}` })
+  role: ProjectRole;
+}
+
+export class ProjectMemberDto {
+  @ApiProperty({ example: 3 })
+  userId: number;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  email: string;
+
+  @ApiProperty({ example: 'Ada Lovelace' })
+  fullName: string;
+
+  @ApiProperty({ enum: PROJECT_ROLES, description: 'Effective role: the highest of direct and group roles' })
+  role: ProjectRole;
+
+  @ApiProperty({ enum: ['DIRECT', 'GROUP'], description: 'Where the effective role comes from' })
+  via: 'DIRECT' | 'GROUP';
+}

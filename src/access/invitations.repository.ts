@@ -1,0 +1,54 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { UserEntity } from '../users/user.entity.js';
+import { InvitationEntity } from './entities.js';
+import type { ProjectRole } from './roles.js';
+
+const ROLE_ORDER = `ARRAY['VIEWER','REPORTER','MAINTAINER','OWNER']::varchar[]`;
+
+@Injectable()
+export class InvitationsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  create(fields: Pick<InvitationEntity, 'kind' | 'projectId' | 'email' | 'role' | 'tokenHash' | 'invitedBy' | 'expiresAt'>): Promise<InvitationEntity> {
+    const repo = this.db.getRepository(InvitationEntity);
+    return repo.save(repo.create(fields));
+  }
+
+  transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /** Marks the invitation used and returns it, or null when it is unknown, expired or already used. */
+  async consume(tx: EntityManager, tokenHash: string): Promise<InvitationEntity | null> {
+    const [rows]: [InvitationEntity[], number] = await tx.query(
+      `UPDATE invitations SET accepted_at = now()
+        WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > now()
+        RETURNING id, kind, project_id AS "projectId", email, role`,
+      [tokenHash],
+    );
+    return rows[0] ?? null;
+  }
+
+  findUserByEmail(tx: EntityManager, email: string): Promise<UserEntity | null> {
+    return tx.getRepository(UserEntity).findOneBy({ email });
+  }
+
+  createUser(tx: EntityManager, fields: Partial<UserEntity>): Promise<UserEntity> {
+    return tx.getRepository(UserEntity).save(tx.getRepository(UserEntity).create(fields));
+  }
+
+  /** Adds the member, never lowering a direct role they already hold. */
+  async grantAtLeast(tx: EntityManager, projectId: string, userId: string, role: ProjectRole): Promise<ProjectRole> {
+    const rows: { role: ProjectRole }[] = await tx.query(
+      `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
+       ON CONFLICT (project_id, user_id) DO UPDATE
+         SET role = CASE WHEN array_position(${ROLE_ORDER}, EXCLUDED.role) > array_position(${ROLE_ORDER}, project_members.role)
+                         THEN EXCLUDED.role ELSE project_members.role END
+       RETURNING role`,
+      [projectId, userId, role],
+    );
+    return rows[0].role;
+  }
+}

@@ -1,0 +1,121 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { PageRequest } from '../common/paging/page.js';
+import { ProjectEntity, ProjectMemberEntity } from './entities.js';
+import type { ProjectRole } from './roles.js';
+
+export type ProjectSortField = 'id' | 'key' | 'name' | 'createdAt';
+export type MemberSortField = 'email' | 'fullName' | 'role';
+
+export interface MemberRow {
+  userId: string;
+  email: string;
+  fullName: string;
+  role: ProjectRole;
+  via: 'DIRECT' | 'GROUP';
+}
+
+const ROLE_ORDER = `ARRAY['VIEWER','REPORTER','MAINTAINER','OWNER']::varchar[]`;
+const MEMBER_SORT: Record<MemberSortField, string> = {
+  email: 'u.email',
+  fullName: 'u.full_name',
+  role: `array_position(${ROLE_ORDER}, best.role)`,
+};
+
+@Injectable()
+export class ProjectsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** Creates the project with its creator as OWNER, atomically. */
+  createWithOwner(fields: Pick<ProjectEntity, 'key' | 'name' | 'description'>, ownerId: string): Promise<ProjectEntity> {
+    return this.db.transaction(async (tx) => {
+      const project = await tx.getRepository(ProjectEntity).save(tx.getRepository(ProjectEntity).create(fields));
+      await tx.getRepository(ProjectMemberEntity).insert({ projectId: project.id, userId: ownerId, role: 'OWNER' });
+      return project;
+    });
+  }
+
+  findById(id: string): Promise<ProjectEntity | null> {
+    return this.db.getRepository(ProjectEntity).findOneBy({ id });
+  }
+
+  /** Projects the user can see (all of them for platform admins). */
+  async listVisible(userId: string, all: boolean, page: PageRequest<ProjectSortField>): Promise<[ProjectEntity[], number]> {
+    const query = this.db.getRepository(ProjectEntity).createQueryBuilder('p');
+    if (!all) {
+      query.where(
+        `p.id IN (SELECT project_id FROM project_members WHERE user_id = :userId
+                  UNION SELECT b.project_id FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id
+                         WHERE m.user_id = :userId)`,
+        { userId },
+      );
+    }
+    for (const { field, direction } of page.sort) {
+      query.addOrderBy(`p.${field}`, direction);
+    }
+    return query.addOrderBy('p.id', 'ASC').offset(page.offset).limit(page.size).getManyAndCount();
+  }
+
+  async update(id: string, changes: Partial<Pick<ProjectEntity, 'name' | 'description'>>): Promise<void> {
+    await this.db.getRepository(ProjectEntity).update({ id }, changes);
+  }
+
+  async delete(id: string): Promise<void> {
+    await this.db.getRepository(ProjectEntity).delete({ id });
+  }
+
+  async members(projectId: string, page: PageRequest<MemberSortField>): Promise<[MemberRow[], number]> {
+    const order = page.sort.map((s) => `${MEMBER_SORT[s.field]} ${s.direction}`).join(', ');
+    const rows: (MemberRow & { total: string })[] = await this.db.query(
+      `WITH r AS (
+         SELECT user_id, role, 'DIRECT' AS via FROM project_members WHERE project_id = $1
+         UNION ALL
+         SELECT m.user_id, b.role, 'GROUP' FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id
+          WHERE b.project_id = $1
+       ), best AS (
+         SELECT DISTINCT ON (user_id) user_id, role, via FROM r
+          ORDER BY user_id, array_position(${ROLE_ORDER}, role) DESC, via ASC
+       )
+       SELECT best.user_id AS "userId", u.email, u.full_name AS "fullName", best.role, best.via,
+              count(*) OVER () AS total
+         FROM best JOIN users u ON u.id = best.user_id
+        ORDER BY ${order}, u.id
+        LIMIT $2 OFFSET $3`,
+      [projectId, page.size, page.offset],
+    );
+    const total = rows.length ? Number(rows[0].total) : await this.countMembers(projectId);
+    return [rows.map(({ total: _t, ...row }) => ({ ...row, userId: String(row.userId) })), total];
+  }
+
+  private async countMembers(projectId: string): Promise<number> {
+    const [{ n }]: { n: string }[] = await this.db.query(
+      `SELECT count(DISTINCT user_id) AS n FROM (
+         SELECT user_id FROM project_members WHERE project_id = $1
+         UNION SELECT m.user_id FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id WHERE b.project_id = $1
+       ) x`,
+      [projectId],
+    );
+    return Number(n);
+  }
+
+  directRole(projectId: string, userId: string): Promise<ProjectMemberEntity | null> {
+    return this.db.getRepository(ProjectMemberEntity).findOneBy({ projectId, userId });
+  }
+
+  async setMember(projectId: string, userId: string, role: ProjectRole): Promise<void> {
+    await this.db.query(
+      `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
+       ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
+      [projectId, userId, role],
+    );
+  }
+
+  async removeMember(projectId: string, userId: string): Promise<boolean> {
+    return ((await this.db.getRepository(ProjectMemberEntity).delete({ projectId, userId })).affected ?? 0) > 0;
+  }
+
+  countDirectOwners(projectId: string): Promise<number> {
+    return this.db.getRepository(ProjectMemberEntity).countBy({ projectId, role: 'OWNER' });
+  }
+}

@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
+import { AppError } from '../common/app-error.js';
+import type { AuthUser } from '../common/auth-user.js';
+import { isUniqueViolation } from '../common/db-errors.js';
+import { Page, pageRequest, toPage } from '../common/paging/page.js';
+import type { PageQueryDto } from '../common/paging/page-query.dto.js';
+import { UsersRepository } from '../users/users.repository.js';
+import type { CreateProjectDto, ProjectDto, ProjectMemberDto, UpdateProjectDto } from './dto/project.dto.js';
+import type { ProjectEntity } from './entities.js';
+import { ProjectAccessRepository } from './project-access.repository.js';
+import { ProjectAccessService } from './project-access.service.js';
+import { ProjectsRepository } from './projects.repository.js';
+import type { ProjectRole } from './roles.js';
+
+@Injectable()
+export class ProjectsService {
+  constructor(
+    private readonly projects: ProjectsRepository,
+    private readonly accessFacts: ProjectAccessRepository,
+    private readonly access: ProjectAccessService,
+    private readonly users: UsersRepository,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  async create(user: AuthUser, dto: CreateProjectDto, ip: string): Promise<ProjectDto> {
+    try {
+      const project = await this.projects.createWithOwner(
+        { key: dto.key, name: dto.name.trim(), description: dto.description ?? null },
+        user.id,
+      );
+      this.audit({ type: 'PROJECT_CREATED', actorId: user.id, ip, target: `project:${project.id}`, details: { key: project.key } });
+      return toProjectDto(project, 'OWNER');
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw AppError.conflict(`A project with key ${dto.key} already exists`);
+      }
+      throw error;
+    }
+  }
+
+  async list(user: AuthUser, query: PageQueryDto): Promise<Page<ProjectDto>> {
+    const page = pageRequest(query, ['id', 'key', 'name', 'createdAt'] as const, [{ field: 'name', direction: 'ASC' }]);
+    const admin = (await this.users.findById(user.id))?.admin ?? false;
+    const [rows, total] = await this.projects.listVisible(user.id, admin, page);
+    const roles = admin ? new Map<string, ProjectRole>() : await this.accessFacts.rolesOf(user.id, rows.map((p) => p.id));
+    return toPage(
+      rows.map((p) => toProjectDto(p, admin ? 'OWNER' : (roles.get(p.id) ?? 'VIEWER'))),
+      total,
+      page,
+    );
+  }
+
+  async get(projectId: string, role: ProjectRole): Promise<ProjectDto> {
+    return toProjectDto(await this.found(projectId), role);
+  }
+
+  async update(user: AuthUser, projectId: string, dto: UpdateProjectDto, role: ProjectRole, ip: string): Promise<ProjectDto> {
+    await this.found(projectId);
+    const changes: Partial<Pick<ProjectEntity, 'name' | 'description'>> = {};
+    if (dto.name !== undefined) {
+      changes.name = dto.name.trim();
+    }
+    if (dto.description !== undefined) {
+      changes.description = dto.description;
+    }
+    if (Object.keys(changes).length) {
+      await this.projects.update(projectId, changes);
+      this.audit({ type: 'PROJECT_UPDATED', actorId: user.id, ip, target: `project:${projectId}`, details: { updated: Object.keys(changes) } });
+    }
+    return this.get(projectId, role);
+  }
+
+  async delete(user: AuthUser, projectId: string, ip: string): Promise<void> {
+    const project = await this.found(projectId);
+    await this.projects.delete(projectId);
+    this.audit({ type: 'PROJECT_DELETED', actorId: user.id, ip, target: `project:${projectId}`, details: { key: project.key } });
+  }
+
+  async members(projectId: string, query: PageQueryDto): Promise<Page<ProjectMemberDto>> {
+    const page = pageRequest(query, ['email', 'fullName', 'role'] as const, [{ field: 'email', direction: 'ASC' }]);
+    const [rows, total] = await this.projects.members(projectId, page);
+    return toPage(
+      rows.map((r) => ({ userId: Number(r.userId), email: r.email, fullName: r.fullName, role: r.role, via: r.via })),
+      total,
+      page,
+    );
+  }
+
+  async setMember(actor: AuthUser, projectId: string, userId: string, role: ProjectRole, ip: string): Promise<ProjectMemberDto> {
+    const user = /^\d{1,18}$/.test(userId) ? await this.users.findById(userId) : null;
+    if (!user) {
+      throw AppError.notFound(`User ${userId} not found`);
+    }
+    const current = await this.projects.directRole(projectId, userId);
+    if (current?.role === 'OWNER' && role !== 'OWNER') {
+      await this.keepAnOwner(projectId);
+    }
+    await this.projects.setMember(projectId, userId, role);
+    this.audit({
+      type: 'ROLE_CHANGED',
+      actorId: actor.id,
+      ip,
+      target: `project:${projectId}`,
+      details: { userId: Number(userId), from: current?.role ?? null, to: role },
+    });
+    const effective = (await this.access.roleOf(userId, projectId)) ?? role;
+    return { userId: Number(user.id), email: user.email, fullName: user.fullName, role: effective, via: effective === role ? 'DIRECT' : 'GROUP' };
+  }
+
+  async removeMember(actor: AuthUser, projectId: string, userId: string, ip: string): Promise<void> {
+    const current = /^\d{1,18}$/.test(userId) ? await this.projects.directRole(projectId, userId) : null;
+    if (!current) {
+      throw AppError.notFound(`User ${userId} is not a direct member of project ${projectId}`);
+    }
+    if (current.role === 'OWNER') {
+      await this.keepAnOwner(projectId);
+    }
+    await this.projects.removeMember(projectId, userId);
+    this.audit({ type: 'ROLE_CHANGED', actorId: actor.id, ip, target: `project:${projectId}`, details: { userId: Number(userId), from: current.role, to: null } });
+  }
+
+  /** A project always keeps at least one direct OWNER, so nobody is locked out of its settings. */
+  private async keepAnOwner(projectId: string): Promise<void> {
+    if ((await this.projects.countDirectOwners(projectId)) <= 1) {
+      throw AppError.conflict('A project needs at least one OWNER: make someone else OWNER first');
+    }
+  }
+
+  private async found(projectId: string): Promise<ProjectEntity> {
+    const project = await this.projects.findById(projectId);
+    if (!project) {
+      throw AppError.notFound(`Project ${projectId} not found`);
+    }
+    return project;
+  }
+
+  private audit(record: AuditRecord): void {
+    this.events.emit(AUDIT_EVENT, record);
+  }
+}
+
+export function toProjectDto(p: ProjectEntity, role: ProjectRole): ProjectDto {
+  return {
+    id: Number(p.id),
+    key: p.key,
+    name: p.name,
+    description: p.description,
+    role,
+    createdAt: p.createdAt.toISOString(),
+    updatedAt: p.updatedAt.toISOString(),
+  };
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import type { AuthUser } from '../common/auth-user.js';
+import { ApiTokensRepository, TokenPrincipal } from './api-tokens.repository.js';
+
+/** How long a looked-up token is trusted before the database is asked again: a revocation counts within it. */
+const CACHE_MS = 1_000;
+const CACHE_MAX = 10_000;
+const TOUCH_EVERY_MS = 60_000;
+export const API_TOKEN_PATTERN = /^tms_[A-Za-z0-9_-]{43}$/;
+
+/**
+ * Turns an API token into its user with one SHA-256 and, at most once a second per token, one indexed query.
+ * Revocation, expiry and disabling the user take effect on every replica within that second.
+ */
+@Injectable()
+export class ApiTokenAuthenticator {
+  private readonly logger = new Logger('ApiTokens');
+  private readonly cache = new Map<string, { principal: TokenPrincipal; at: number }>();
+  private readonly touched = new Map<string, number>();
+
+  constructor(private readonly tokens: ApiTokensRepository) {}
+
+  static hash(token: string): string {
+    return createHash('sha256').update(token).digest('hex');
+  }
+
+  async authenticate(token: string): Promise<AuthUser | null> {
+    if (!API_TOKEN_PATTERN.test(token)) {
+      return null;
+    }
+    const hash = ApiTokenAuthenticator.hash(token);
+    const now = Date.now();
+    let cached = this.cache.get(hash);
+    if (!cached || now - cached.at > CACHE_MS) {
+      const principal = await this.tokens.principalByHash(hash);
+      if (!principal) {
+        this.cache.delete(hash);
+        return null;
+      }
+      if (this.cache.size >= CACHE_MAX) {
+        this.cache.clear();
+      }
+      cached = { principal, at: now };
+      this.cache.set(hash, cached);
+    }
+    const { principal } = cached;
+    if (principal.expiresAt && principal.expiresAt.getTime() <= now) {
+      return null;
+    }
+    this.touch(principal.tokenId, now);
+    return { id: principal.userId, admin: principal.admin, via: 'API_TOKEN', credentialId: principal.tokenId };
+  }
+
+  /** Forgets what this replica cached (after a revocation here; other replicas catch up within a second). */
+  forget(tokenHash?: string): void {
+    if (tokenHash) {
+      this.cache.delete(tokenHash);
+    } else {
+      this.cache.clear();
+    }
+  }
+
+  forgetToken(tokenId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.tokenId === tokenId) {
+        this.cache.delete(hash);
+      }
+    }
+  }
+
+  private touch(tokenId: string, now: number): void {
+    const last = this.touched.get(tokenId) ?? 0;
+    if (now - last < TOUCH_EVERY_MS) {
+      return;
+    }
+    this.touched.set(tokenId, now);
+    this.tokens.touch(tokenId).catch((error: unknown) => this.logger.warn(`last-used update failed: ${String(error)}`));
+  }
+}
