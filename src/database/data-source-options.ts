@@ -11,7 +11,8 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
     migrationsTableName: 'schema_migrations',
     synchronize: false,
     migrationsRun: false,
-    logging: ['error'],
+    // Failed statements surface as errors where they are handled (5xx are logged by the error filter).
+    logging: false,
     extra: {
       max: poolSize,
       connectionTimeoutMillis: 10_000,

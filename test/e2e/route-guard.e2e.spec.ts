@@ -59,6 +59,7 @@ describe('Deny by default', () => {
     'POST /api/auth/login',
     'POST /api/auth/refresh',
     'POST /api/auth/logout',
+    'POST /api/invitations/accept',
     'GET /api/health',
     'GET /api/health/ready',
     'GET /metrics',
