@@ -1,6 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
+import { AccessModule } from './access/access.module.js';
+import { AdminModule } from './admin/admin.module.js';
+import { ApiTokensModule } from './api-tokens/api-tokens.module.js';
 import { AuditModule } from './audit/audit.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
@@ -8,6 +11,7 @@ import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
+import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { KvModule } from './infra/kv/kv.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -25,6 +29,10 @@ export class AppModule {
         AuditModule,
         UsersModule,
         AuthModule,
+        ApiTokensModule,
+        AccessModule,
+        IngestV1Module,
+        AdminModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createApp } from './app.factory.js';
+import { createApp, levelsFrom } from './app.factory.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
 import { describeParts } from './config/parts.js';
 
@@ -15,6 +15,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
+  Logger.overrideLogger(levelsFrom(config.logLevel));
   const log = new Logger('Boot');
   for (const line of describeParts(config)) {
     log.log(line.text);

@@ -14,6 +14,7 @@ import { InvitationsRepository } from './invitations.repository.js';
 import { InvitationsService } from './invitations.service.js';
 import { ProjectAccessRepository } from './project-access.repository.js';
 import { ProjectAccessService } from './project-access.service.js';
+import { ProjectLocator } from './project-locator.js';
 import { ProjectRoleGuard } from './project-role.guard.js';
 import { ProjectsController } from './projects.controller.js';
 import { ProjectsRepository } from './projects.repository.js';
@@ -36,11 +37,12 @@ import { ProjectsService } from './projects.service.js';
     ProjectAccessRepository,
     ProjectAccessService,
     ProjectRoleGuard,
+    ProjectLocator,
     ProjectsRepository,
     ProjectsService,
     InvitationsRepository,
     InvitationsService,
   ],
-  exports: [ProjectAccessService, ProjectRoleGuard],
+  exports: [ProjectAccessService, ProjectRoleGuard, ProjectLocator],
 })
 export class AccessModule {}

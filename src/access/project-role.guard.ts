@@ -3,7 +3,10 @@ import { Reflector } from '@nestjs/core';
 import type { Request } from 'express';
 import type { AuthUser } from '../common/auth-user.js';
 import { ProjectAccessService } from './project-access.service.js';
+import { ProjectLocator } from './project-locator.js';
+import { atLeast } from './roles.js';
 import type { ProjectRole } from './roles.js';
+import { AppError } from '../common/app-error.js';
 
 const REQUIRED_ROLE = 'tms:project-role';
 
@@ -14,8 +17,9 @@ export interface ProjectRoleRequirement {
 }
 
 /**
- * Requires a role in the project named by a route parameter (`projectId` by default). Answers 404 for a project
- * the caller cannot see and 403 for too low a role; the resolved role is left on the request.
+ * Requires a role in the project a route parameter names or belongs to (`projectId` by default, `runId`, ...).
+ * Answers 404 for what the caller cannot see and 403 for too low a role; the role and project id are left on
+ * the request.
  */
 export const RequireProjectRole = (role: ProjectRole, param = 'projectId'): MethodDecorator & ClassDecorator =>
   applyDecorators(SetMetadata(REQUIRED_ROLE, { role, param } satisfies ProjectRoleRequirement), UseGuards(ProjectRoleGuard));
@@ -25,6 +29,7 @@ export class ProjectRoleGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly access: ProjectAccessService,
+    private readonly locator: ProjectLocator,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -35,9 +40,18 @@ export class ProjectRoleGuard implements CanActivate {
     if (!requirement) {
       return true;
     }
-    const req = context.switchToHttp().getRequest<Request & { projectRole?: ProjectRole }>();
-    const projectId = String(req.params[requirement.param] ?? '');
-    req.projectRole = await this.access.require(req.user as AuthUser, projectId, requirement.role);
+    const req = context.switchToHttp().getRequest<Request & { projectRole?: ProjectRole; projectId?: string }>();
+    const value = String(req.params[requirement.param] ?? '');
+    const { projectId, noun } = await this.locator.locate(requirement.param, value);
+    const role = projectId ? await this.access.roleOf((req.user as AuthUser).id, projectId) : null;
+    if (!projectId || !role) {
+      throw AppError.notFound(`${noun} ${value} not found`);
+    }
+    if (!atLeast(role, requirement.role)) {
+      throw AppError.forbidden(`This needs the ${requirement.role} role in project ${projectId}; you have ${role}`);
+    }
+    req.projectRole = role;
+    req.projectId = projectId;
     return true;
   }
 }

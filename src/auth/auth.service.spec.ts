@@ -5,6 +5,7 @@ import { AppError } from '../common/app-error.js';
 import type { AppConfig } from '../config/app-config.js';
 import { MemoryKeyValueStore } from '../infra/kv/memory-key-value.store.js';
 import type { PasswordHasher } from '../users/password-hasher.js';
+import type { UserCache } from '../users/user-cache.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { AccessTokenService } from './access-token.service.js';
 import { AuthService } from './auth.service.js';
@@ -24,6 +25,7 @@ describe(AuthService.name, () => {
     const users = { findByEmail: jest.fn(async (e: string) => (e === user.email ? user : null)) };
     sut = new AuthService(
       users as unknown as UsersRepository,
+      { get: users.findByEmail } as unknown as UserCache,
       hasher as unknown as PasswordHasher,
       { issue: jest.fn(async () => ({ accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 })) } as unknown as AccessTokenService,
       { issue: jest.fn(async () => 'refresh') } as unknown as RefreshTokenService,

@@ -6,6 +6,7 @@ import { AppConfig } from '../config/app-config.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { PasswordHasher } from '../users/password-hasher.js';
 import type { UserEntity } from '../users/user.entity.js';
+import { UserCache } from '../users/user-cache.js';
 import { UsersRepository } from '../users/users.repository.js';
 import { AccessTokenService, IssuedAccessToken } from './access-token.service.js';
 import type { LoginDto } from './dto/login.dto.js';
@@ -25,6 +26,7 @@ const FAILURE_WINDOW_SECONDS = 3600;
 export class AuthService {
   constructor(
     private readonly users: UsersRepository,
+    private readonly userCache: UserCache,
     private readonly hasher: PasswordHasher,
     private readonly accessTokens: AccessTokenService,
     private readonly refreshTokens: RefreshTokenService,
@@ -78,7 +80,7 @@ export class AuthService {
   }
 
   async me(userId: string): Promise<MeDto> {
-    const user = await this.users.findById(userId);
+    const user = await this.userCache.get(userId);
     if (!user?.enabled) {
       throw AppError.unauthenticated('The account no longer exists or is disabled');
     }

@@ -8,6 +8,7 @@ import {
 } from '../access/entities.js';
 import { ApiTokenEntity } from '../api-tokens/api-token.entity.js';
 import { AuditEventEntity } from '../audit/audit-event.entity.js';
+import { ResultEntity, RunEntity, TestCaseEntity } from '../results/entities.js';
 import { UserEntity } from '../users/user.entity.js';
 
 /** Every entity, listed explicitly: ES modules cannot be globbed from TypeScript sources under test. */
@@ -21,4 +22,7 @@ export const ENTITIES = [
   GroupBindingEntity,
   GroupMemberEntity,
   InvitationEntity,
+  RunEntity,
+  TestCaseEntity,
+  ResultEntity,
 ];

@@ -1,0 +1,101 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { RequireProjectRole } from '../access/project-role.guard.js';
+import { ErrorBody } from '../common/error-body.js';
+import { PageOf } from '../common/paging/page.js';
+import { PageQueryDto } from '../common/paging/page-query.dto.js';
+import {
+  AddResultsDto,
+  CreateRunDto,
+  FinishRunDto,
+  HistoryItemDto,
+  ResultDto,
+  ResultIdsDto,
+  ResultsQueryDto,
+  RunDto,
+  TestCaseDto,
+  TestsQueryDto,
+} from '../results/dto/results.dto.js';
+import { ResultsService } from '../results/results.service.js';
+
+/** V1: synchronous writes that answer with numeric ids. */
+@ApiTags('Test results (V1)')
+@ApiBearerAuth()
+@ApiNotFoundResponse({ type: ErrorBody, description: 'No such project/run, or one the caller cannot see' })
+@Controller('api')
+export class RunsV1Controller {
+  constructor(private readonly results: ResultsService) {}
+
+  @Post('projects/:projectId/runs')
+  @RequireProjectRole('REPORTER')
+  @ApiOperation({ summary: 'Start a run (REPORTER)' })
+  @ApiCreatedResponse({ type: RunDto })
+  createRun(@Param('projectId') projectId: string, @Body() dto: CreateRunDto): Promise<RunDto> {
+    return this.results.createRun(projectId, dto);
+  }
+
+  @Get('projects/:projectId/runs')
+  @RequireProjectRole('VIEWER')
+  @ApiOperation({ summary: 'Runs of the project with their counts; sortable on startedAt (default, newest first), name, id' })
+  @ApiOkResponse({ type: PageOf(RunDto) })
+  listRuns(@Param('projectId') projectId: string, @Query() query: PageQueryDto) {
+    return this.results.listRuns(projectId, query);
+  }
+
+  @Get('runs/:runId')
+  @RequireProjectRole('VIEWER', 'runId')
+  @ApiOkResponse({ type: RunDto })
+  getRun(@Param('runId') runId: string): Promise<RunDto> {
+    return this.results.getRun(runId);
+  }
+
+  @Post('runs/:runId/results')
+  @RequireProjectRole('REPORTER', 'runId')
+  @ApiOperation({ summary: 'Add up to 1000 results, all or nothing (REPORTER)' })
+  @ApiCreatedResponse({ type: ResultIdsDto })
+  addResults(@Param('runId') runId: string, @Body() dto: AddResultsDto): Promise<{ ids: number[] }> {
+    return this.results.addResults(runId, dto);
+  }
+
+  @Get('runs/:runId/results')
+  @RequireProjectRole('VIEWER', 'runId')
+  @ApiOperation({ summary: 'Results of the run, optionally of one status; sortable on id, name, status, durationMs' })
+  @ApiOkResponse({ type: PageOf(ResultDto) })
+  listResults(@Param('runId') runId: string, @Query() query: ResultsQueryDto) {
+    return this.results.listResults(runId, query);
+  }
+
+  @Post('runs/:runId/finish')
+  @HttpCode(200)
+  @RequireProjectRole('REPORTER', 'runId')
+  @ApiOperation({ summary: 'Mark the run FINISHED (REPORTER)' })
+  @ApiOkResponse({ type: RunDto })
+  finish(@Param('runId') runId: string, @Body() dto: FinishRunDto): Promise<RunDto> {
+    return this.results.finishRun(runId, dto);
+  }
+
+  @Delete('runs/:runId')
+  @HttpCode(204)
+  @RequireProjectRole('MAINTAINER', 'runId')
+  @ApiOperation({ summary: 'Delete the run and its results (MAINTAINER)' })
+  @ApiNoContentResponse()
+  deleteRun(@Param('runId') runId: string): Promise<void> {
+    return this.results.deleteRun(runId);
+  }
+
+  @Get('projects/:projectId/tests')
+  @RequireProjectRole('VIEWER')
+  @ApiOperation({ summary: 'Test cases with last status and flakiness; `q` searches suite and name' })
+  @ApiOkResponse({ type: PageOf(TestCaseDto) })
+  listTests(@Param('projectId') projectId: string, @Query() query: TestsQueryDto) {
+    return this.results.listTests(projectId, query);
+  }
+
+  @Get('projects/:projectId/tests/:testId/history')
+  @RequireProjectRole('VIEWER')
+  @ApiOperation({ summary: "The test's results across runs, newest first" })
+  @ApiOkResponse({ type: PageOf(HistoryItemDto) })
+  history(@Param('projectId') projectId: string, @Param('testId') testId: string, @Query() query: PageQueryDto) {
+    return this.results.history(projectId, testId, query);
+  }
+}

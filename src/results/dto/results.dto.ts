@@ -1,0 +1,211 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsDateString,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+  Validate,
+  ValidateNested,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
+import { PageQueryDto } from '../../common/paging/page-query.dto.js';
+import { RESULT_STATUSES } from '../entities.js';
+import type { ResultStatus, RunStatus } from '../entities.js';
+
+@ValidatorConstraint({ name: 'attributes' })
+export class IsAttributes implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return false;
+    }
+    const entries = Object.entries(value);
+    return (
+      entries.length <= 50 &&
+      entries.every(([k, v]) => k.length >= 1 && k.length <= 100 && typeof v === 'string' && v.length <= 1000)
+    );
+  }
+  defaultMessage(): string {
+    return '$property must be an object of at most 50 string values (keys up to 100, values up to 1000 characters)';
+  }
+}
+
+export class CreateRunDto {
+  @ApiProperty({ example: 'nightly #512' })
+  @IsString()
+  @MinLength(1, { message: 'name must not be empty' })
+  @MaxLength(500)
+  name: string;
+
+  @ApiPropertyOptional({ example: '2026-11-22T10:15:00.000Z' })
+  @IsOptional()
+  @IsDateString({ strict: true }, { message: 'startedAt must be an ISO 8601 timestamp' })
+  startedAt?: string;
+
+  @ApiPropertyOptional({ example: { branch: 'main', commit: '4f2a9c1' }, type: 'object', additionalProperties: { type: 'string' } })
+  @IsOptional()
+  @Validate(IsAttributes)
+  attributes?: Record<string, string>;
+}
+
+export class FinishRunDto {
+  @ApiPropertyOptional({ example: '2026-11-22T10:45:00.000Z' })
+  @IsOptional()
+  @IsDateString({ strict: true }, { message: 'finishedAt must be an ISO 8601 timestamp' })
+  finishedAt?: string;
+}
+
+export class ResultItemDto {
+  @ApiPropertyOptional({ description: 'Client-supplied id (RFC 4122); a result with a known UUID is not stored twice' })
+  @IsOptional()
+  @IsUUID('all', { message: 'uuid must be a UUID' })
+  uuid?: string;
+
+  @ApiPropertyOptional({ description: 'Explicit stable test id; otherwise suite + name identify the test' })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(500)
+  testId?: string;
+
+  @ApiProperty({ example: 'logs in with a valid password' })
+  @IsString()
+  @MinLength(1, { message: 'name must not be empty' })
+  @MaxLength(1000)
+  name: string;
+
+  @ApiPropertyOptional({ example: 'LoginTest' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(1000)
+  suite?: string;
+
+  @ApiProperty({ enum: RESULT_STATUSES })
+  @IsIn(RESULT_STATUSES, { message: `status must be one of: ${RESULT_STATUSES.join(', ')}` })
+  status: ResultStatus;
+
+  @ApiPropertyOptional({ example: 1234 })
+  @IsOptional()
+  @IsInt({ message: 'durationMs must be a whole number' })
+  @Min(0)
+  @Max(31_536_000_000)
+  durationMs?: number;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(65_536)
+  message?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsString()
+  @MaxLength(1_048_576)
+  trace?: string;
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsDateString({ strict: true }, { message: 'startedAt must be an ISO 8601 timestamp' })
+  startedAt?: string;
+
+  @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
+  @IsOptional()
+  @Validate(IsAttributes)
+  attributes?: Record<string, string>;
+
+  @ApiPropertyOptional({ description: 'Retry number, 0 for the first attempt', default: 0 })
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(1000)
+  retry?: number;
+}
+
+export class AddResultsDto {
+  @ApiProperty({ type: [ResultItemDto], description: 'At most 1000; all or nothing' })
+  @IsArray()
+  @ArrayMinSize(1, { message: 'results must hold at least one result' })
+  @ArrayMaxSize(1000, { message: 'results must hold at most 1000 results' })
+  @ValidateNested({ each: true })
+  @Type(() => ResultItemDto)
+  results: ResultItemDto[];
+}
+
+export class ResultIdsDto {
+  @ApiProperty({ type: [Number], description: 'In input order' })
+  ids: number[];
+}
+
+export class RunCountsDto {
+  @ApiProperty() total: number;
+  @ApiProperty() passed: number;
+  @ApiProperty() failed: number;
+  @ApiProperty() broken: number;
+  @ApiProperty() skipped: number;
+}
+
+export class RunDto {
+  @ApiProperty() id: number;
+  @ApiProperty() projectId: number;
+  @ApiPropertyOptional({ type: String, nullable: true }) uuid: string | null;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['IN_PROGRESS', 'FINISHED'] }) status: RunStatus;
+  @ApiProperty() startedAt: string;
+  @ApiProperty({ type: String, nullable: true }) finishedAt: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) attributes: Record<string, string>;
+  @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
+}
+
+export class ResultDto {
+  @ApiProperty() id: number;
+  @ApiProperty() runId: number;
+  @ApiProperty() testId: number;
+  @ApiPropertyOptional({ type: String, nullable: true }) uuid: string | null;
+  @ApiProperty() name: string;
+  @ApiProperty() suite: string;
+  @ApiProperty({ enum: RESULT_STATUSES }) status: ResultStatus;
+  @ApiProperty({ type: Number, nullable: true }) durationMs: number | null;
+  @ApiProperty({ type: String, nullable: true }) message: string | null;
+  @ApiProperty({ type: String, nullable: true }) trace: string | null;
+  @ApiProperty({ type: String, nullable: true }) startedAt: string | null;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) attributes: Record<string, string>;
+  @ApiProperty() retry: number;
+}
+
+export class HistoryItemDto extends ResultDto {
+  @ApiProperty() runName: string;
+}
+
+export class TestCaseDto {
+  @ApiProperty() id: number;
+  @ApiProperty() suite: string;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: RESULT_STATUSES, nullable: true }) lastStatus: ResultStatus | null;
+  @ApiProperty({ description: 'Passed and failed across its recent runs on the same code, or passed only on retry' })
+  flaky: boolean;
+}
+
+export class ResultsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: RESULT_STATUSES })
+  @IsOptional()
+  @IsIn(RESULT_STATUSES, { message: `status must be one of: ${RESULT_STATUSES.join(', ')}` })
+  status?: ResultStatus;
+}
+
+export class TestsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ description: 'Substring of the suite or name, case-insensitive' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  q?: string;
+}

@@ -1,0 +1,132 @@
+import { Column, CreateDateColumn, Entity, PrimaryGeneratedColumn } from 'typeorm';
+
+export const RESULT_STATUSES = ['PASSED', 'FAILED', 'BROKEN', 'SKIPPED'] as const;
+export type ResultStatus = (typeof RESULT_STATUSES)[number];
+export type RunStatus = 'IN_PROGRESS' | 'FINISHED';
+
+@Entity('runs')
+export class RunEntity {
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id: string;
+
+  @Column({ name: 'project_id', type: 'bigint' })
+  projectId: string;
+
+  @Column({ type: 'uuid', nullable: true })
+  uuid: string | null;
+
+  @Column({ type: 'varchar', length: 500 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 16, default: 'IN_PROGRESS' })
+  status: RunStatus;
+
+  @Column({ name: 'started_at', type: 'timestamptz' })
+  startedAt: Date;
+
+  @Column({ name: 'finished_at', type: 'timestamptz', nullable: true })
+  finishedAt: Date | null;
+
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  attributes: Record<string, string>;
+
+  @Column({ name: 'count_total', type: 'integer', default: 0 })
+  countTotal: number;
+
+  @Column({ name: 'count_passed', type: 'integer', default: 0 })
+  countPassed: number;
+
+  @Column({ name: 'count_failed', type: 'integer', default: 0 })
+  countFailed: number;
+
+  @Column({ name: 'count_broken', type: 'integer', default: 0 })
+  countBroken: number;
+
+  @Column({ name: 'count_skipped', type: 'integer', default: 0 })
+  countSkipped: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+@Entity('test_cases')
+export class TestCaseEntity {
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id: string;
+
+  @Column({ name: 'project_id', type: 'bigint' })
+  projectId: string;
+
+  /** MD5 of the explicit test id, or of suite + name: the stable identity across runs and surfaces. */
+  @Column({ type: 'char', length: 32 })
+  identity: string;
+
+  @Column({ name: 'external_id', type: 'varchar', length: 500, nullable: true })
+  externalId: string | null;
+
+  @Column({ type: 'varchar', length: 1000, default: '' })
+  suite: string;
+
+  @Column({ type: 'varchar', length: 1000 })
+  name: string;
+
+  @Column({ name: 'last_status', type: 'varchar', length: 16, nullable: true })
+  lastStatus: ResultStatus | null;
+
+  @Column({ name: 'last_run_id', type: 'bigint', nullable: true })
+  lastRunId: string | null;
+
+  @Column({ type: 'boolean', default: false })
+  flaky: boolean;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}
+
+@Entity('results')
+export class ResultEntity {
+  @PrimaryGeneratedColumn('identity', { type: 'bigint', generatedIdentity: 'ALWAYS' })
+  id: string;
+
+  @Column({ name: 'run_id', type: 'bigint' })
+  runId: string;
+
+  @Column({ name: 'project_id', type: 'bigint' })
+  projectId: string;
+
+  @Column({ name: 'test_id', type: 'bigint' })
+  testId: string;
+
+  @Column({ type: 'uuid', nullable: true })
+  uuid: string | null;
+
+  @Column({ type: 'varchar', length: 1000 })
+  name: string;
+
+  @Column({ type: 'varchar', length: 1000, default: '' })
+  suite: string;
+
+  @Column({ type: 'varchar', length: 16 })
+  status: ResultStatus;
+
+  @Column({ name: 'duration_ms', type: 'bigint', nullable: true })
+  durationMs: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  message: string | null;
+
+  @Column({ type: 'text', nullable: true })
+  trace: string | null;
+
+  @Column({ name: 'started_at', type: 'timestamptz', nullable: true })
+  startedAt: Date | null;
+
+  @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
+  attributes: Record<string, string>;
+
+  @Column({ type: 'integer', default: 0 })
+  retry: number;
+
+  @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
+  createdAt: Date;
+}

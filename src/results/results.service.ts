@@ -1,0 +1,175 @@
+import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { AppError } from '../common/app-error.js';
+import { Page, pageRequest, toPage } from '../common/paging/page.js';
+import type { PageQueryDto } from '../common/paging/page-query.dto.js';
+import type {
+  AddResultsDto,
+  CreateRunDto,
+  FinishRunDto,
+  HistoryItemDto,
+  ResultDto,
+  ResultsQueryDto,
+  RunDto,
+  TestCaseDto,
+  TestsQueryDto,
+} from './dto/results.dto.js';
+import type { ResultEntity, RunEntity } from './entities.js';
+import type { ResultInput } from './result-input.js';
+import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
+import { ResultsWriter } from './results.writer.js';
+import { RunsRepository } from './runs.repository.js';
+
+@Injectable()
+export class ResultsService {
+  constructor(
+    private readonly runs: RunsRepository,
+    private readonly writer: ResultsWriter,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  async createRun(projectId: string, dto: CreateRunDto): Promise<RunDto> {
+    const run = await this.runs.createRun({
+      projectId,
+      name: dto.name.trim(),
+      startedAt: dto.startedAt ? new Date(dto.startedAt) : new Date(),
+      attributes: dto.attributes ?? {},
+    });
+    const body = toRunDto(run);
+    this.emit({ projectId, event: 'run.created', runId: run.id, data: { run: body } });
+    return body;
+  }
+
+  async listRuns(projectId: string, query: PageQueryDto): Promise<Page<RunDto>> {
+    const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [{ field: 'startedAt', direction: 'DESC' }]);
+    const [rows, total] = await this.runs.listRuns(projectId, page);
+    return toPage(rows.map(toRunDto), total, page);
+  }
+
+  async getRun(runId: string): Promise<RunDto> {
+    return toRunDto(await this.found(runId));
+  }
+
+  /** All or nothing: the batch was validated whole before this, and is written in one transaction. */
+  async addResults(runId: string, dto: AddResultsDto): Promise<{ ids: number[] }> {
+    const items: ResultInput[] = dto.results.map((r) => ({
+      ...r,
+      startedAt: r.startedAt ? new Date(r.startedAt) : undefined,
+    }));
+    const outcome = await this.runs.transaction(async (tx) => {
+      const run = await this.runs.runIn(tx, runId);
+      if (!run) {
+        throw AppError.notFound(`Run ${runId} not found`);
+      }
+      if (run.status === 'FINISHED') {
+        throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
+      }
+      return { run, ...(await this.writer.write(tx, run, items)) };
+    });
+    this.emit({
+      projectId: outcome.run.projectId,
+      event: 'results.added',
+      runId,
+      data: { counts: outcome.counts, added: outcome.ids.filter(Boolean).length },
+    });
+    return { ids: outcome.ids.map((id) => Number(id)) };
+  }
+
+  async listResults(runId: string, query: ResultsQueryDto): Promise<Page<ResultDto>> {
+    const page = pageRequest(query, ['id', 'name', 'status', 'durationMs'] as const, [{ field: 'id', direction: 'ASC' }]);
+    const [rows, total] = await this.runs.listResults(runId, query.status, page);
+    return toPage(rows.map(toResultDto), total, page);
+  }
+
+  async finishRun(runId: string, dto: FinishRunDto): Promise<RunDto> {
+    const run = await this.found(runId);
+    const finishedAt = dto.finishedAt ? new Date(dto.finishedAt) : new Date();
+    if (finishedAt < run.startedAt) {
+      throw AppError.validation('finishedAt must not be before the run started');
+    }
+    if (run.status !== 'FINISHED') {
+      await this.runs.finish(runId, finishedAt);
+    }
+    const body = toRunDto((await this.runs.findRun(runId))!);
+    this.emit({ projectId: run.projectId, event: 'run.finished', runId, data: { run: body } });
+    return body;
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    await this.found(runId);
+    await this.runs.deleteRun(runId);
+  }
+
+  async listTests(projectId: string, query: TestsQueryDto): Promise<Page<TestCaseDto>> {
+    const page = pageRequest(query, ['suite', 'name', 'id'] as const, [
+      { field: 'suite', direction: 'ASC' },
+      { field: 'name', direction: 'ASC' },
+    ]);
+    const [rows, total] = await this.runs.listTests(projectId, query.q, page);
+    return toPage(
+      rows.map((t) => ({ id: Number(t.id), suite: t.suite, name: t.name, lastStatus: t.lastStatus, flaky: t.flakyNow })),
+      total,
+      page,
+    );
+  }
+
+  async history(projectId: string, testId: string, query: PageQueryDto): Promise<Page<HistoryItemDto>> {
+    const page = pageRequest(query, ['id'] as const, [{ field: 'id', direction: 'DESC' }]);
+    const test = /^\d{1,18}$/.test(testId) ? await this.runs.findTest(projectId, testId) : null;
+    if (!test) {
+      throw AppError.notFound(`Test ${testId} not found`);
+    }
+    const [rows, total] = await this.runs.history(test.id, page);
+    return toPage(rows.map((r) => ({ ...toResultDto(r), runName: r.runName })), total, page);
+  }
+
+  private async found(runId: string): Promise<RunEntity> {
+    const run = await this.runs.findRun(runId);
+    if (!run) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
+    return run;
+  }
+
+  private emit(event: ResultsEvent): void {
+    this.events.emit(RESULTS_EVENT, event);
+  }
+}
+
+export function toRunDto(r: RunEntity): RunDto {
+  return {
+    id: Number(r.id),
+    projectId: Number(r.projectId),
+    uuid: r.uuid,
+    name: r.name,
+    status: r.status,
+    startedAt: r.startedAt.toISOString(),
+    finishedAt: r.finishedAt?.toISOString() ?? null,
+    attributes: r.attributes,
+    counts: {
+      total: r.countTotal,
+      passed: r.countPassed,
+      failed: r.countFailed,
+      broken: r.countBroken,
+      skipped: r.countSkipped,
+    },
+  };
+}
+
+function toResultDto(r: ResultEntity): ResultDto {
+  return {
+    id: Number(r.id),
+    runId: Number(r.runId),
+    testId: Number(r.testId),
+    uuid: r.uuid,
+    name: r.name,
+    suite: r.suite,
+    status: r.status,
+    durationMs: r.durationMs === null ? null : Number(r.durationMs),
+    message: r.message,
+    trace: r.trace,
+    startedAt: r.startedAt?.toISOString() ?? null,
+    attributes: r.attributes,
+    retry: r.retry,
+  };
+}

@@ -1,0 +1,124 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { PageRequest } from '../common/paging/page.js';
+import { ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
+
+export type RunSortField = 'startedAt' | 'name' | 'id';
+export type ResultSortField = 'id' | 'name' | 'status' | 'durationMs';
+export type TestSortField = 'suite' | 'name' | 'id';
+
+export interface TestCaseRow extends TestCaseEntity {
+  flakyNow: boolean;
+}
+
+@Injectable()
+export class RunsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  createRun(fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes'> & { uuid?: string | null }): Promise<RunEntity> {
+    const repo = this.db.getRepository(RunEntity);
+    return repo.save(repo.create(fields));
+  }
+
+  findRun(id: string): Promise<RunEntity | null> {
+    return this.db.getRepository(RunEntity).findOneBy({ id });
+  }
+
+  /** Reads the run inside the writer's transaction; counts stay right through atomic increments, not locks. */
+  runIn(tx: EntityManager, id: string): Promise<RunEntity | null> {
+    return tx.getRepository(RunEntity).findOneBy({ id });
+  }
+
+  async projectOfRun(id: string): Promise<string | null> {
+    const rows: { project_id: string }[] = await this.db.query('SELECT project_id FROM runs WHERE id = $1', [id]);
+    return rows[0] ? String(rows[0].project_id) : null;
+  }
+
+  listRuns(projectId: string, page: PageRequest<RunSortField>): Promise<[RunEntity[], number]> {
+    const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
+    return this.db.getRepository(RunEntity).findAndCount({
+      where: { projectId },
+      order: { ...order, id: 'DESC' },
+      skip: page.offset,
+      take: page.size,
+    });
+  }
+
+  async finish(id: string, finishedAt: Date): Promise<void> {
+    await this.db.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt });
+  }
+
+  async deleteRun(id: string): Promise<void> {
+    await this.db.getRepository(RunEntity).delete({ id });
+  }
+
+  listResults(runId: string, status: ResultStatus | undefined, page: PageRequest<ResultSortField>): Promise<[ResultEntity[], number]> {
+    const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
+    return this.db.getRepository(ResultEntity).findAndCount({
+      where: status ? { runId, status } : { runId },
+      order: { ...order, id: 'ASC' },
+      skip: page.offset,
+      take: page.size,
+    });
+  }
+
+  /**
+   * Test cases with flakiness computed from their last 10 results: flaky when, on one code revision (the
+   * `commit` attribute of the run, or all runs without one), the test both passed and failed, or passed on a retry.
+   */
+  async listTests(projectId: string, q: string | undefined, page: PageRequest<TestSortField>): Promise<[TestCaseRow[], number]> {
+    const order = page.sort.map((s) => `t.${s.field === 'id' ? 'id' : s.field} ${s.direction}`).join(', ');
+    const params: unknown[] = [projectId, page.size, page.offset];
+    let filter = '';
+    if (q) {
+      params.push(`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+      filter = `AND (t.suite ILIKE $4 OR t.name ILIKE $4)`;
+    }
+    const rows: TestCaseRow[] = await this.db.query(
+      `SELECT t.id, t.suite, t.name, t.last_status AS "lastStatus",
+              COALESCE(f.flaky, false) AS "flakyNow"
+         FROM test_cases t
+         LEFT JOIN LATERAL (
+           SELECT bool_or(passed AND failed) OR bool_or(retried_pass) AS flaky FROM (
+             SELECT bool_or(r.status = 'PASSED') AS passed, bool_or(r.status IN ('FAILED', 'BROKEN')) AS failed,
+                    bool_or(r.status = 'PASSED' AND r.retry > 0) AS retried_pass
+               FROM (SELECT * FROM results WHERE test_id = t.id ORDER BY id DESC LIMIT 10) r
+               JOIN runs ru ON ru.id = r.run_id
+              GROUP BY COALESCE(ru.attributes->>'commit', '')
+           ) per_revision
+         ) f ON true
+        WHERE t.project_id = $1 ${filter}
+        ORDER BY ${order}, t.id
+        LIMIT $2 OFFSET $3`,
+      params,
+    );
+    const [{ n }]: { n: string }[] = await this.db.query(
+      `SELECT count(*) AS n FROM test_cases t WHERE t.project_id = $1 ${filter.replaceAll('$4', '$2')}`,
+      q ? [projectId, params[3]] : [projectId],
+    );
+    return [rows, Number(n)];
+  }
+
+  findTest(projectId: string, testId: string): Promise<TestCaseEntity | null> {
+    return this.db.getRepository(TestCaseEntity).findOneBy({ id: testId, projectId });
+  }
+
+  async history(testId: string, page: PageRequest<'id'>): Promise<[(ResultEntity & { runName: string })[], number]> {
+    const [rows, total] = await this.db.getRepository(ResultEntity).findAndCount({
+      where: { testId },
+      order: { id: 'DESC' },
+      skip: page.offset,
+      take: page.size,
+    });
+    const names: { id: string; name: string }[] = rows.length
+      ? await this.db.query('SELECT id, name FROM runs WHERE id = ANY($1::bigint[])', [[...new Set(rows.map((r) => r.runId))]])
+      : [];
+    const byId = new Map(names.map((n) => [String(n.id), n.name]));
+    return [rows.map((r) => Object.assign(r, { runName: byId.get(String(r.runId)) ?? '' })), total];
+  }
+}

@@ -1,0 +1,41 @@
+import { Injectable } from '@nestjs/common';
+import type { UserEntity } from './user.entity.js';
+import { UsersRepository } from './users.repository.js';
+
+/** How long a user row read for authentication or /me is reused; changes elsewhere count within it. */
+const TTL_MS = 1_000;
+const MAX_ENTRIES = 10_000;
+
+/**
+ * A per-replica, one-second cache of user rows for the hot read paths (GET /api/auth/me, admin checks), so a
+ * busy client costs one query a second instead of one a request. Writes on this replica forget the entry at
+ * once; other replicas see them within the second.
+ */
+@Injectable()
+export class UserCache {
+  private readonly entries = new Map<string, { user: UserEntity | null; at: number }>();
+
+  constructor(private readonly users: UsersRepository) {}
+
+  async get(id: string): Promise<UserEntity | null> {
+    const now = Date.now();
+    const hit = this.entries.get(id);
+    if (hit && now - hit.at <= TTL_MS) {
+      return hit.user;
+    }
+    const user = await this.users.findById(id);
+    if (this.entries.size >= MAX_ENTRIES) {
+      this.entries.clear();
+    }
+    this.entries.set(id, { user, at: now });
+    return user;
+  }
+
+  forget(id?: string): void {
+    if (id === undefined) {
+      this.entries.clear();
+    } else {
+      this.entries.delete(id);
+    }
+  }
+}
