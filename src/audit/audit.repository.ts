@@ -68,6 +68,9 @@ export class AuditRepository {
     for (const { field, direction } of page.sort) {
       query.addOrderBy(`e.${field}`, direction);
     }
-    return query.addOrderBy('e.id', 'DESC').offset(page.offset).limit(page.size).getManyAndCount();
+    if (!page.sort.some((s) => s.field === 'id')) {
+      query.addOrderBy('e.id', 'DESC');
+    }
+    return query.offset(page.offset).limit(page.size).getManyAndCount();
   }
 }

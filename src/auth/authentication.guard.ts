@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { ADMIN_ONLY, INTERACTIVE_ONLY, IS_PUBLIC } from '../common/decorators.js';
-import { UsersRepository } from '../users/users.repository.js';
+import { UserCache } from '../users/user-cache.js';
 import { ApiTokenAuthGuard, JwtAuthGuard } from './jwt-auth.guard.js';
 
 export const API_TOKEN_PREFIX = 'tms_';
@@ -20,7 +20,7 @@ export class AuthenticationGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly jwt: JwtAuthGuard,
     private readonly apiToken: ApiTokenAuthGuard,
-    private readonly users: UsersRepository,
+    private readonly userCache: UserCache,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -45,26 +45,22 @@ export class AuthenticationGuard implements CanActivate {
     }
     await (value.startsWith(API_TOKEN_PREFIX) ? this.apiToken : this.jwt).canActivate(context);
     const principal = req.user as AuthUser;
+    // An access JWT outlives a change to its user: a disabled or deleted account stops here (within the user
+    // cache's second on other replicas). API tokens are checked against the account when they are looked up.
+    const user = await this.userCache.get(principal.id);
+    if (!user?.enabled) {
+      throw AppError.unauthenticated('The account no longer exists or is disabled');
+    }
+    principal.admin = user.admin;
     if (principal.via !== 'JWT' && this.reflector.getAllAndOverride<boolean>(INTERACTIVE_ONLY, targets)) {
       throw AppError.forbidden(
         'API tokens cannot manage API keys, two-factor authentication or passwords: sign in to the web UI',
       );
     }
-    if (this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets)) {
-      await this.requireAdmin(principal);
-    }
-    return true;
-  }
-
-  private async requireAdmin(principal: AuthUser): Promise<void> {
-    const user = await this.users.findById(principal.id);
-    if (!user?.enabled) {
-      throw AppError.unauthenticated('The account no longer exists or is disabled');
-    }
-    if (!user.admin) {
+    if (!user.admin && this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets)) {
       throw AppError.forbidden('Only platform administrators may do this');
     }
-    principal.admin = true;
+    return true;
   }
 }
 

@@ -48,6 +48,9 @@ describe('GET /api/admin/audit', () => {
     expect(byActor.body.content.map((e: { type: string }) => e.type)).toEqual(['LOGIN_FAILURE', 'LOGOUT']);
     const range = await get('?from=2026-01-15T00:00:00Z&to=2026-02-15T00:00:00Z').expect(200);
     expect(range.body.totalElements).toBe(1);
+    const ascending = await get('?sort=id,asc&type=LOGIN_FAILURE').expect(200);
+    const ids = ascending.body.content.map((e: { id: number }) => e.id);
+    expect(ids).toEqual([...ids].sort((x: number, y: number) => x - y));
     const second = await get('?type=LOGIN_FAILURE&size=1&page=1').expect(200);
     expect(second.body.content[0].at).toBe('2026-01-01T00:00:00.000Z');
   });

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import request from 'supertest';
 import { AuditEventEntity } from '../../src/audit/audit-event.entity.js';
+import { UserEntity } from '../../src/users/user.entity.js';
 import { insertUser } from '../factories/user.factory.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login, refreshCookieFrom } from '../support/http.js';
@@ -194,6 +195,20 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
       .expect(400);
     expect(both.body.message).toMatch(/[Mm]ixing/);
     await request(svc.url).get(`/api/auth/me?access_token=${accessToken}`).expect(401);
+  });
+
+  it('stops an access token of a disabled account within a second', async () => {
+    const user = await insertUser(svc.dataSource);
+    const { accessToken } = await login(svc.url, user.email, user.password);
+    await request(svc.url).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(200);
+    await svc.dataSource.getRepository(UserEntity).update({ id: user.id }, { enabled: false });
+    await new Promise((r) => setTimeout(r, 1_100));
+    const res = await request(svc.url)
+      .post('/api/users/me/api-keys')
+      .set('Authorization', `Bearer ${accessToken}`)
+      .send({ name: 'sneaky' })
+      .expect(401);
+    expect(res.body.message).toMatch(/disabled/);
   });
 
   it('records a successful sign-in with the client address', async () => {

@@ -1,0 +1,74 @@
+// Command-line options of bench/run.mjs (npm run bench -- --help).
+import { parseArgs } from 'node:util';
+
+export const USAGE = `Usage: npm run bench -- [options]
+  --only=a,b            run only these sections (default: all; see the list below)
+  --skip=a,b            leave these sections out
+  --tool=auto|wrk|autocannon   load generator (auto: wrk when installed, else autocannon)
+  --workers=N           autocannon worker threads (default: none; ignored by wrk)
+  --connections=N       concurrent connections for throughput runs (default 50)
+  --duration=S          seconds per measured throughput run (default 10)
+  --warmup=S            seconds of warm-up per target before measuring (default 3)
+  --rounds=N            alternating rounds per throughput comparison; medians are reported (default 3)
+  --logins=N            sequential logins for the login-latency section (default 200)
+  --keep-db             keep the benchmark database afterwards
+  --strict              exit 1 when a target is missed
+  --out=FILE            results file (default bench/results/latest.json)
+Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres, any database on the server),
+  BENCH_DB_NAME (default tms_bench; dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379).`;
+
+export function parseOptions(argv) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      only: { type: 'string' },
+      skip: { type: 'string' },
+      tool: { type: 'string', default: 'auto' },
+      workers: { type: 'string' },
+      connections: { type: 'string', default: '50' },
+      duration: { type: 'string', default: '10' },
+      warmup: { type: 'string', default: '3' },
+      rounds: { type: 'string', default: '3' },
+      logins: { type: 'string', default: '200' },
+      'keep-db': { type: 'boolean', default: false },
+      strict: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const int = (name, min) => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < min) {
+      throw new Error(`--${name} must be an integer ≥ ${min}`);
+    }
+    return n;
+  };
+  if (!['auto', 'wrk', 'autocannon'].includes(values.tool)) {
+    throw new Error('--tool must be auto, wrk or autocannon');
+  }
+  const list = (text) =>
+    text
+      ? text
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : undefined;
+  return {
+    help: values.help,
+    only: list(values.only),
+    skip: list(values.skip) ?? [],
+    tool: values.tool,
+    workers: values.workers === undefined ? undefined : int('workers', 1),
+    connections: int('connections', 1),
+    durationSec: int('duration', 1),
+    warmupSec: int('warmup', 0),
+    rounds: int('rounds', 1),
+    logins: int('logins', 1),
+    keepDb: values['keep-db'],
+    strict: values.strict,
+    out: values.out,
+    pgAdminUrl: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+    dbName: process.env.BENCH_DB_NAME ?? 'tms_bench',
+    redisUrl: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+  };
+}

@@ -1,0 +1,10 @@
+// The benchmark's sections, in the order they run. A section is a module exporting `name`, `title` and
+// `run(ctx)` (ctx: lib/context.mjs) that resolves to
+//   { summary: [{ metric, value, unit, digits?, target?, ok? }], tables?: [{ title?, headers, rows }], data? }
+// `summary` lines make the final table; `data` goes to bench/results/latest.json under the section's name.
+// Sections share the processes under test through ctx (started once, on first use).
+import * as apitokenMeVsJwt from './apitoken-me-vs-jwt.mjs';
+import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
+import * as loginLatency from './login-latency.mjs';
+
+export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency];
