@@ -48,7 +48,7 @@ function configure(app: NestExpressApplication, config: AppConfig): void {
     app.enableCors({ origin: config.http.corsOrigins, credentials: true, methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] });
   }
   // Only the refresh and logout endpoints read a cookie.
-  app.use('/api/auth', cookieParser());
+  app.use(['/api/auth/refresh', '/api/auth/logout'], cookieParser());
   const json = express.json({ limit: config.http.bodyLimit });
   app.use((req: Request, res: Response, next: NextFunction) => (BODILESS.has(req.method) ? next() : json(req, res, next)));
   app.use(bodyErrors);
