@@ -1,14 +1,16 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Scratch } from '../../test/support/scratch.js';
 import { AppConfig, ConfigError, DEV_ADMIN_EMAIL } from './app-config.js';
 import { parseDurationSeconds } from './duration.js';
 
 const SECRET = 's'.repeat(32);
+const scratch = new Scratch();
+afterAll(() => scratch.cleanup());
 
 describe(AppConfig.name, () => {
   const load = (env: Record<string, string>, devDefaults = false) =>
-    AppConfig.load({ SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-cfg-')), ...env }, { devDefaults });
+    AppConfig.load({ SVC_DATA_DIR: scratch.dir('tms-cfg-'), ...env }, { devDefaults });
 
   it('applies the documented defaults', () => {
     const sut = load({ SVC_JWT_SECRET: SECRET });
@@ -60,7 +62,7 @@ describe(AppConfig.name, () => {
   });
 
   it('generates, keeps and reuses a secret and an admin password with dev defaults', () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'tms-cfg-'));
+    const dataDir = scratch.dir('tms-cfg-');
     const first = AppConfig.load({ SVC_DATA_DIR: dataDir }, { devDefaults: true });
     expect(Buffer.byteLength(first.auth.jwtSecret)).toBeGreaterThanOrEqual(32);
     expect(first.bootstrapAdmin?.email).toBe(DEV_ADMIN_EMAIL);
@@ -92,7 +94,7 @@ describe('empty variables', () => {
   it('mean the same as unset ones', () => {
     const sut = AppConfig.load({
       SVC_JWT_SECRET: 's'.repeat(32),
-      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-cfg-')),
+      SVC_DATA_DIR: scratch.dir('tms-cfg-'),
       SVC_LOG_LEVEL: '',
       SVC_BODY_LIMIT: '',
       PORT: '',

@@ -1,11 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Scratch } from '../support/scratch.js';
 import { freePort, requireBuild, runService, waitForHttp } from '../support/process.js';
 import { createTestDatabase } from '../support/database.js';
 
 describe('Starting the built service (node dist/main.js)', () => {
+  const scratch = new Scratch();
   beforeAll(() => requireBuild());
+  afterAll(() => scratch.cleanup());
 
   it.each([
     [{}, /SVC_JWT_SECRET/],
@@ -15,13 +17,13 @@ describe('Starting the built service (node dist/main.js)', () => {
     [{ SVC_JWT_SECRET: 'x'.repeat(40), PORT: '70000' }, /PORT/],
     [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_KVSTORE_URL: 'localhost:6379' }, /SVC_KVSTORE_URL/],
   ])('exits non-zero and names the variable for %j', async (env, message) => {
-    const proc = runService([], { SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-boot-')), ...env });
+    const proc = runService([], { SVC_DATA_DIR: scratch.dir('tms-boot-'), ...env });
     expect(await proc.exited).not.toBe(0);
     expect(proc.output()).toMatch(message);
   });
 
   it('runs on embedded defaults with `--dev-defaults` (npm start) and signs the bootstrap admin in', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'tms-embedded-'));
+    const dataDir = scratch.dir('tms-embedded-');
     const port = await freePort();
     const proc = runService(['--dev-defaults'], {
       SVC_DATA_DIR: dataDir,
@@ -52,7 +54,6 @@ describe('Starting the built service (node dist/main.js)', () => {
     } finally {
       proc.child.kill('SIGTERM');
       await proc.exited;
-      rmSync(dataDir, { recursive: true, force: true });
     }
   }, 90_000);
 
@@ -62,7 +63,7 @@ describe('Starting the built service (node dist/main.js)', () => {
     const proc = runService([], {
       SVC_JWT_SECRET: 'x'.repeat(40),
       SVC_DB_URL: database.url,
-      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'tms-mixed-')),
+      SVC_DATA_DIR: scratch.dir('tms-mixed-'),
       PORT: String(port),
     });
     try {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -43,7 +43,8 @@ function testEnv(env: Record<string, string>): Record<string, string> {
 }
 
 export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
-  const config = AppConfig.load(testEnv(env));
+  const vars = testEnv(env);
+  const config = AppConfig.load(vars);
   const app = await createApp(config, { logger: ['error'] });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
@@ -53,7 +54,10 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
     config,
     dataSource: app.get<DataSource>(getDataSourceToken()),
     kv: app.get(KeyValueStore),
-    close: () => app.close(),
+    close: async () => {
+      await app.close();
+      rmSync(vars.SVC_DATA_DIR, { recursive: true, force: true });
+    },
   };
 }
 
@@ -61,6 +65,7 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
 export class TestDeployment {
   readonly replicas: RunningApp[] = [];
   private readonly processes: ServiceProcess[] = [];
+  private readonly dataDirs: string[] = [];
   private database?: TestDatabase;
   private readonly prefix = `test:${randomBytes(4).toString('hex')}:`;
 
@@ -83,14 +88,16 @@ export class TestDeployment {
   async startProcessReplica(): Promise<{ url: string }> {
     requireBuild();
     const port = await freePort();
-    const proc = runService([], testEnv({
+    const vars = testEnv({
       SVC_DB_URL: this.database!.url,
       SVC_KVSTORE_PREFIX: this.prefix,
       PORT: String(port),
       SVC_LOG_LEVEL: 'warn',
       ...this.env,
-    }));
+    });
+    const proc = runService([], vars);
     this.processes.push(proc);
+    this.dataDirs.push(vars.SVC_DATA_DIR);
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp(`${url}/api/health/ready`, proc);
     return { url };
@@ -103,5 +110,8 @@ export class TestDeployment {
     }
     await Promise.all(this.replicas.map((r) => r.close()));
     await this.database?.drop();
+    for (const dir of this.dataDirs) {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 }
