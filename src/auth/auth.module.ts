@@ -11,9 +11,8 @@ import { AccessTokenService } from './access-token.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { AuthenticationGuard } from './authentication.guard.js';
-import { ApiTokenAuthGuard, JwtAuthGuard } from './jwt-auth.guard.js';
+import { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 import { jwtKey } from './jwt-key.js';
-import { JwtStrategy } from './jwt.strategy.js';
 import { KvThrottlerStorage } from './kv-throttler.storage.js';
 import { LoginThrottlerGuard } from './login-throttler.guard.js';
 import { RefreshTokenService } from './refresh-token.service.js';
@@ -45,8 +44,6 @@ import { SameSiteGuard } from './same-site.guard.js';
     AuthService,
     AccessTokenService,
     RefreshTokenService,
-    JwtStrategy,
-    JwtAuthGuard,
     ApiTokenAuthGuard,
     LoginThrottlerGuard,
     SameSiteGuard,

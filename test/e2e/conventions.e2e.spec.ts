@@ -47,8 +47,14 @@ describe('API conventions', () => {
     expect(res.body).toEqual({ status: 'up' });
     expect(res.headers['x-powered-by']).toBeUndefined();
     expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.headers['content-security-policy']).toBeDefined();
-    expect(res.headers['x-frame-options']).toBe('SAMEORIGIN');
+    expect(res.headers['content-security-policy']).toBe("default-src 'none';frame-ancestors 'none'");
+    expect(res.headers['x-frame-options']).toBe('DENY');
+    expect(res.headers['strict-transport-security']).toMatch(/max-age=/);
+    expect(res.headers.etag).toBeUndefined();
+    // Pages a browser renders get the document policy instead.
+    const page = await request(svc.url).get('/swagger-ui.html').expect(200);
+    expect(page.headers['content-security-policy']).toMatch(/default-src 'self'/);
+    expect(page.headers['x-frame-options']).toBe('SAMEORIGIN');
   });
 
   it('allows CORS only for configured origins', async () => {

@@ -13,17 +13,6 @@ function handle<T>(error: unknown, user: T | false, fallback: () => AppError): T
   return user;
 }
 
-/** Passport's JWT guard with our error messages instead of a bare 401. */
-@Injectable()
-export class JwtAuthGuard extends AuthGuard('jwt') {
-  override handleRequest<T = AuthUser>(error: unknown, user: T | false, info: unknown): T {
-    const expired = (info as { name?: string } | undefined)?.name === 'TokenExpiredError';
-    return handle(error, user, () =>
-      AppError.unauthenticated(expired ? 'The access token has expired; refresh it' : 'The access token is invalid'),
-    );
-  }
-}
-
 /** Passport's guard for API tokens (`tms_…`). */
 @Injectable()
 export class ApiTokenAuthGuard extends AuthGuard('api-token') {
