@@ -1,6 +1,14 @@
 import { InitialSchema1763800000000 } from './1763800000000-InitialSchema.js';
 import { AccessControl1763900000000 } from './1763900000000-AccessControl.js';
 import { TestResults1764000000000 } from './1764000000000-TestResults.js';
+import { IngestQueue1764100000000 } from './1764100000000-IngestQueue.js';
+import { PendingIngest1764200000000 } from './1764200000000-PendingIngest.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
-export const MIGRATIONS = [InitialSchema1763800000000, AccessControl1763900000000, TestResults1764000000000];
+export const MIGRATIONS = [
+  InitialSchema1763800000000,
+  AccessControl1763900000000,
+  TestResults1764000000000,
+  IngestQueue1764100000000,
+  PendingIngest1764200000000,
+];

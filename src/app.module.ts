@@ -12,6 +12,8 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
+import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
+import { QueueModule } from './infra/queue/queue.module.js';
 import { KvModule } from './infra/kv/kv.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -25,6 +27,7 @@ export class AppModule {
         EventEmitterModule.forRoot(),
         DatabaseModule,
         KvModule,
+        QueueModule,
         HealthModule,
         AuditModule,
         UsersModule,
@@ -32,6 +35,7 @@ export class AppModule {
         ApiTokensModule,
         AccessModule,
         IngestV1Module,
+        IngestV2Module,
         AdminModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],

@@ -11,6 +11,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --warmup=S            seconds of warm-up per target before measuring (default 3)
   --rounds=N            alternating rounds per throughput comparison; medians are reported (default 3)
   --logins=N            sequential logins for the login-latency section (default 200)
+  --ingest-results=N    results per measurement in the ingest section, sent 1000 a request (default 100000)
+  --ingest-clients=N    concurrent clients posting results in the ingest section (default 4)
   --keep-db             keep the benchmark database afterwards
   --strict              exit 1 when a target is missed
   --out=FILE            results file (default bench/results/latest.json)
@@ -30,6 +32,8 @@ export function parseOptions(argv) {
       warmup: { type: 'string', default: '3' },
       rounds: { type: 'string', default: '3' },
       logins: { type: 'string', default: '200' },
+      'ingest-results': { type: 'string', default: '100000' },
+      'ingest-clients': { type: 'string', default: '4' },
       'keep-db': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -64,6 +68,8 @@ export function parseOptions(argv) {
     warmupSec: int('warmup', 0),
     rounds: int('rounds', 1),
     logins: int('logins', 1),
+    ingestResults: int('ingest-results', 1000),
+    ingestClients: int('ingest-clients', 1),
     keepDb: values['keep-db'],
     strict: values.strict,
     out: values.out,

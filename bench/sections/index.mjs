@@ -4,7 +4,8 @@
 // `summary` lines make the final table; `data` goes to bench/results/latest.json under the section's name.
 // Sections share the processes under test through ctx (started once, on first use).
 import * as apitokenMeVsJwt from './apitoken-me-vs-jwt.mjs';
+import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
 import * as loginLatency from './login-latency.mjs';
 
-export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency];
+export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency, ingest];

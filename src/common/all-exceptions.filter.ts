@@ -23,7 +23,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const res = host.switchToHttp().getResponse<Response>();
     const { status, message } = this.describe(exception);
-    if (status >= 500) {
+    if (status >= 500 && exception instanceof AppError) {
+      // An expected outage (broker away, ...): one line, no stack.
+      this.logger.warn(`${status} ${exception.message}`);
+    } else if (status >= 500) {
       this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     }
     if (res.headersSent) {

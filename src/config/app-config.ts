@@ -30,6 +30,7 @@ export class AppConfig {
   };
   readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
   readonly kv: { url?: string; prefix: string };
+  readonly broker: { amqpUrl?: string; queue: string };
   readonly auth: {
     jwtSecret: string;
     accessTtlSeconds: number;
@@ -59,6 +60,7 @@ export class AppConfig {
       embeddedDir: join(this.dataDir, 'postgres'),
     };
     this.kv = { url: env.SVC_KVSTORE_URL, prefix: env.SVC_KVSTORE_PREFIX };
+    this.broker = { amqpUrl: env.SVC_BROKER_AMQP_URL, queue: env.SVC_BROKER_QUEUE };
 
     let jwtSecret = env.SVC_JWT_SECRET;
     if (!jwtSecret && options.devDefaults) {

@@ -45,6 +45,7 @@ const emptyToUndefined = ({ value }: { value: unknown }): unknown => (value === 
 
 const DB_URL = { protocols: ['postgres', 'postgresql'], require_tld: false, require_protocol: true };
 const REDIS_URL = { protocols: ['redis', 'rediss'], require_tld: false, require_protocol: true };
+const AMQP_URL = { protocols: ['amqp', 'amqps'], require_tld: false, require_protocol: true };
 const HTTP_URL = { protocols: ['http', 'https'], require_tld: false, require_protocol: true };
 
 /**
@@ -80,6 +81,13 @@ export class EnvironmentVariables {
 
   @IsOptional() @IsString()
   SVC_KVSTORE_PREFIX: string = 'tms:';
+
+  // ---- V2 ingest queue ----
+  @IsOptional() @Transform(emptyToUndefined) @IsUrl(AMQP_URL, { message: 'SVC_BROKER_AMQP_URL must be an amqp:// or amqps:// URL' })
+  SVC_BROKER_AMQP_URL?: string;
+
+  @IsOptional() @IsString()
+  SVC_BROKER_QUEUE: string = 'tms.ingest';
 
   // ---- sign-in ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [32])

@@ -11,8 +11,16 @@ export function describeParts(config: AppConfig): PartLine[] {
     ['database', Boolean(config.db.url), 'PostgreSQL at SVC_DB_URL', `embedded PostgreSQL in ${config.db.embeddedDir}`],
     ['key-value store', Boolean(config.kv.url), 'Redis at SVC_KVSTORE_URL', 'in-process store (single node)'],
   ];
+  // The queue's embedded counterpart is a table in the database: with a real database, replicas share it.
+  const queue: [string, boolean, string, string] = [
+    'ingest queue',
+    Boolean(config.broker.amqpUrl) || Boolean(config.db.url),
+    config.broker.amqpUrl ? 'RabbitMQ at SVC_BROKER_AMQP_URL' : 'PostgreSQL table in SVC_DB_URL (SKIP LOCKED)',
+    'PostgreSQL table in the embedded database (SKIP LOCKED)',
+  ];
+  parts.push(queue);
   const lines: PartLine[] = parts.map(([name, real, realText, embeddedText]) => ({
-    text: `${name}: ${real ? `real, ${realText}` : embeddedText}`,
+    text: `${name}: ${real ? realText : embeddedText}`,
   }));
   const anyReal = parts.some(([, real]) => real);
   const embedded = parts.filter(([, real]) => !real).map(([name]) => name);

@@ -6,6 +6,7 @@ import { DataSource } from 'typeorm';
 import { Public } from '../common/decorators.js';
 import { errorBody, ErrorBody } from '../common/error-body.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
+import { IngestQueue } from '../infra/queue/ingest-queue.js';
 import { Metrics } from './metrics.js';
 
 const CHECK_TIMEOUT_MS = 3_000;
@@ -18,6 +19,7 @@ export class HealthController {
     @InjectDataSource() private readonly db: DataSource,
     private readonly kv: KeyValueStore,
     private readonly metrics: Metrics,
+    private readonly queue: IngestQueue,
   ) {}
 
   @Get('api/health')
@@ -28,14 +30,21 @@ export class HealthController {
   }
 
   @Get('api/health/ready')
-  @ApiOperation({ summary: 'Readiness: database and key-value store answer' })
+  @ApiOperation({ summary: 'Readiness: database, key-value store and (when configured) broker answer' })
   @ApiOkResponse({ schema: { example: { status: 'up', components: { database: 'up', kvstore: 'up' } } } })
   @ApiServiceUnavailableResponse({ type: ErrorBody, description: 'Names the part that does not answer' })
   async ready(@Res({ passthrough: true }) res: Response) {
-    const checks = {
+    const checks: Record<string, () => Promise<unknown>> = {
       database: () => this.db.query('SELECT 1'),
       kvstore: () => this.kv.ping(),
     };
+    if (this.queue.kind === 'rabbitmq') {
+      checks.broker = async () => {
+        if (!(await this.queue.isReady())) {
+          throw new Error('broker not connected');
+        }
+      };
+    }
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => [name, await answers(check)] as const),
     );

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { collectDefaultMetrics, Counter, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The process's Prometheus registry: default Node metrics plus HTTP request counts and durations. */
 @Injectable()
@@ -22,6 +22,18 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tms_' });
+  }
+
+  /** Reports a count kept elsewhere (e.g. the queue's dead letters) whenever /metrics is read. */
+  countFrom(name: string, help: string, read: () => number): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      collect() {
+        this.set(read());
+      },
+    });
   }
 
   /** Express middleware: times every request, labelled by its route pattern (never the raw path). */

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireProjectRole } from '../access/project-role.guard.js';
 import { ErrorBody } from '../common/error-body.js';
 import { PageOf } from '../common/paging/page.js';
@@ -16,6 +16,8 @@ import {
   TestCaseDto,
   TestsQueryDto,
 } from '../results/dto/results.dto.js';
+import { ResultsBatchPipe } from '../results/results-batch.validator.js';
+import type { ResultsBatch } from '../results/results-batch.validator.js';
 import { ResultsService } from '../results/results.service.js';
 
 /** V1: synchronous writes that answer with numeric ids. */
@@ -52,8 +54,12 @@ export class RunsV1Controller {
   @Post('runs/:runId/results')
   @RequireProjectRole('REPORTER', 'runId')
   @ApiOperation({ summary: 'Add up to 1000 results, all or nothing (REPORTER)' })
+  @ApiBody({ type: AddResultsDto })
   @ApiCreatedResponse({ type: ResultIdsDto })
-  addResults(@Param('runId') runId: string, @Body() dto: AddResultsDto): Promise<{ ids: number[] }> {
+  addResults(
+    @Param('runId') runId: string,
+    @Body(new ResultsBatchPipe(1000, false)) dto: ResultsBatch<AddResultsDto>,
+  ): Promise<{ ids: number[] }> {
     return this.results.addResults(runId, dto);
   }
 

@@ -1,0 +1,756 @@
+// Ingest throughput: how many test results per second the service stores, against what the machine's own
+// PostgreSQL can take in the cheapest way there is (COPY FROM STDIN of the same rows into a table shaped like
+// `results`). Measured in one run:
+//   1. COPY rate — rows/s of COPY (text format) into bench_copy (LIKE results, no indexes, no foreign keys);
+//      for information also into a copy that has the indexes of `results` (what the service must maintain);
+//   2. V1 — POST /api/runs/{id}/results, 1000 results a request, several concurrent clients on one run:
+//      results/s = results / wall time (all answered 201, so all committed), and its ratio to COPY;
+//   3. V2 — POST /api/v2/projects/{id}/runs/{uuid}/results (202 once queued): results/s from the first request
+//      until the run's count shows the last row committed, its ratio to COPY, and the delay from each batch's
+//      202 to the moment its rows are visible in `results` (p50/p99) — once with the embedded PostgreSQL-table
+//      queue (the shared service) and once with RabbitMQ (a second service, when a broker answers).
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { startCpuMeter } from '../lib/cpu.mjs';
+import { onCleanup } from '../lib/processes.mjs';
+import { fmt, thousands } from '../lib/report.mjs';
+import { median, summarize } from '../lib/stats.mjs';
+
+export const name = 'ingest';
+export const title = 'Ingest: results/s of V1 and V2 against the machine’s own PostgreSQL COPY rate';
+export const TARGET_RATIO = 0.25;
+
+const BATCH = 1000; // results per request (V1's maximum)
+const COPY_ROUNDS = 3;
+const COPY_MIN_ROWS = 200_000; // a COPY of 100k rows lasts ~0.3 s: too short to measure steadily
+const SEND_CAP_MS = 15_000; // clients stop taking new batches after this long
+const DRAIN_CAP_MS = 30_000; // V2: longest wait for the queue to drain after the last 202
+const POLL_MS = 20; // V2: how often the committed rows are looked for (during the burst)
+const SAMPLES_PER_BATCH = 2; // V2: uuids per batch watched for the 202 → stored delay (first and last)
+const SINGLE_BATCHES = 15; // V2: batches sent one at a time (each once the previous is stored): unloaded delay
+const SINGLE_POLL_MS = 5;
+const BACKENDS = { postgres: /^postgres/, redis: /^redis-server/, rabbitmq: /^beam\.smp$/ };
+const COLUMNS =
+  'run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
+const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
+
+const run_ = promisify(execFile);
+
+export async function run(ctx) {
+  const service = await ctx.service();
+  const total = ctx.options.ingestResults;
+  const clients = ctx.options.ingestClients;
+  const batches = Math.ceil(total / BATCH);
+  ctx.log(`${thousands(batches * BATCH)} results per measurement, ${BATCH} a request, ${clients} clients`);
+
+  const phases = [];
+  const summary = [];
+  const data = { batch: BATCH, clients, resultsPerMeasurement: batches * BATCH };
+
+  // ---- 1. COPY
+  const copy = await measureCopy(ctx, service, Math.max(batches * BATCH, COPY_MIN_ROWS));
+  data.copy = copy;
+  phases.push(...copy.phases);
+  const copyRate = copy.plain.rowsPerSec;
+  summary.push(
+    { metric: 'PostgreSQL COPY into bench_copy, median', value: copyRate, unit: 'rows/s', digits: 0 },
+    {
+      metric: 'COPY with the indexes of results (info)',
+      value: copy.indexed.rowsPerSec,
+      unit: 'rows/s',
+      digits: 0,
+    },
+  );
+
+  // ---- 2. V1
+  const token = await service.login();
+  const v1 = await measureV1(ctx, service, token, batches, clients);
+  data.v1 = v1;
+  phases.push(v1.phase);
+  const v1Ratio = v1.resultsPerSec / copyRate;
+  summary.push(
+    { metric: 'V1 POST results, 201 = committed', value: v1.resultsPerSec, unit: 'results/s', digits: 0 },
+    ratioLine('ratio V1 / COPY', v1Ratio),
+  );
+
+  // ---- 3. V2, PostgreSQL-table queue (the shared service), then RabbitMQ (a second service)
+  const variants = [{ key: 'pgQueue', label: 'V2, PostgreSQL-table queue', service: () => service }];
+  const rabbit = await rabbitAvailable();
+  if (rabbit.ok) {
+    const queue = `bench.ingest.${process.pid}`;
+    variants.push({
+      key: 'rabbitmq',
+      label: 'V2, RabbitMQ queue',
+      queue,
+      service: async () => {
+        // Registered before the service starts, so it runs after the service has stopped (LIFO).
+        onCleanup(() => deleteQueues([queue, `${queue}.dead`]));
+        ctx.log(`starting a second service with SVC_BROKER_AMQP_URL (queue ${queue})…`);
+        return ctx.startServiceVariant('rabbitmq', {
+          SVC_BROKER_AMQP_URL: AMQP_URL,
+          SVC_BROKER_QUEUE: queue,
+        });
+      },
+    });
+  } else {
+    ctx.log(`RabbitMQ not measured: ${rabbit.reason}`);
+    data.rabbitmqSkipped = rabbit.reason;
+  }
+  data.v2 = {};
+  for (const variant of variants) {
+    let v2;
+    let target;
+    try {
+      target = await variant.service();
+      const variantToken = target === service ? token : await target.login();
+      v2 = await measureV2(ctx, target, variantToken, batches, clients, variant);
+    } catch (error) {
+      ctx.log(`${variant.label} failed: ${error.message}`);
+      data.v2[variant.key] = { error: String(error.message ?? error) };
+      summary.push({
+        metric: `${variant.label}: ${String(error.message).slice(0, 60)}`,
+        value: null,
+        unit: '',
+        error: true,
+      });
+      continue;
+    } finally {
+      if (target && target !== service) {
+        await target.stop(); // its CPU (idle consumer) should not weigh on what follows
+      }
+    }
+    data.v2[variant.key] = v2;
+    phases.push(v2.phase);
+    const ratio = v2.resultsPerSec / copyRate;
+    summary.push(
+      {
+        metric: `${variant.label}: first request → last row committed`,
+        value: v2.resultsPerSec,
+        unit: 'results/s',
+        digits: 0,
+      },
+      ratioLine(`ratio ${variant.key === 'rabbitmq' ? 'V2 (RabbitMQ)' : 'V2 (pg queue)'} / COPY`, ratio),
+      { metric: `${variant.label}: 202 → stored p50`, value: v2.ackToStoredMs.p50, unit: 'ms', digits: 0 },
+      { metric: `${variant.label}: 202 → stored p99`, value: v2.ackToStoredMs.p99, unit: 'ms', digits: 0 },
+      {
+        metric: `${variant.label}: 202 → stored p50, one batch at a time`,
+        value: v2.singleAckToStoredMs.p50,
+        unit: 'ms',
+        digits: 0,
+      },
+    );
+  }
+  data.ratios = {
+    v1: v1Ratio,
+    ...mapValues(data.v2, (v) => (v.resultsPerSec ? v.resultsPerSec / copyRate : null)),
+  };
+  data.targetRatio = TARGET_RATIO;
+
+  const tables = [
+    {
+      title:
+        'phases (rate in rows or results per second; cpu in cores: server = the service under test, bench = this ' +
+        'process incl. its polling; machine = whole box incl. other tenants)',
+      headers: [
+        'what',
+        'rows',
+        'wall s',
+        'rows/s',
+        '/ COPY',
+        'req p50 ms',
+        'req p99 ms',
+        'server cpu',
+        'postgres cpu',
+        'rabbitmq cpu',
+        'bench cpu',
+        'machine cpu',
+      ],
+      rows: phases.map((p) => [
+        p.label,
+        p.rows,
+        fmt(p.wallSec, 2),
+        fmt(p.rate, 0),
+        p.label.startsWith('COPY') ? null : fmt(p.rate / copyRate, 3),
+        fmt(p.reqMs?.p50, 0),
+        fmt(p.reqMs?.p99, 0),
+        fmt(p.cpu.server, 2),
+        fmt(p.cpu.postgres, 2),
+        fmt(p.cpu.rabbitmq, 2),
+        fmt(p.cpu.bench, 2),
+        fmt(p.cpu.machine, 2),
+      ]),
+    },
+  ];
+  const v2Rows = Object.entries(data.v2).filter(([, v]) => v.ackToStoredMs);
+  if (v2Rows.length) {
+    tables.push({
+      title:
+        `V2: delay from a batch's 202 to its rows committed, ms (${SAMPLES_PER_BATCH} uuids a batch watched; ` +
+        `burst: all batches as fast as the clients go, polled every ${POLL_MS} ms; single: one batch at a time, ` +
+        `the next once the previous is stored, polled every ${SINGLE_POLL_MS} ms)`,
+      headers: ['queue', 'load', 'batches', 'mean', 'p50', 'p90', 'p99', 'max', 'results/s at the door'],
+      rows: v2Rows.flatMap(([key, v]) =>
+        [
+          ['burst', v.ackToStoredMs, v.doorResultsPerSec],
+          ['single', v.singleAckToStoredMs, null],
+        ].map(([load, m, door]) => [
+          key,
+          load,
+          m.count,
+          fmt(m.mean, 0),
+          fmt(m.p50, 0),
+          fmt(m.p90, 0),
+          fmt(m.p99, 0),
+          fmt(m.max, 0),
+          fmt(door, 0),
+        ]),
+      ),
+    });
+  }
+  return { tables, summary, data };
+}
+
+function ratioLine(metric, ratio) {
+  return {
+    metric,
+    value: ratio,
+    unit: '',
+    digits: 3,
+    target: `≥ ${TARGET_RATIO}`,
+    ok: ratio >= TARGET_RATIO,
+  };
+}
+
+function mapValues(object, fn) {
+  return Object.fromEntries(Object.entries(object).map(([k, v]) => [k, fn(v)]));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Data: the same results for every path. ~10% FAILED with a short message, the rest PASSED; every result a
+// distinct test (suite + name), 50 tests a suite, as a large suite's first run would look.
+
+function makeResults(count, prefix, { uuids = false } = {}) {
+  const out = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const failed = i % 10 === 7;
+    const r = {
+      name: `should handle case ${i} of ${prefix}`,
+      suite: `com.example.${prefix}.module${Math.floor(i / 5000)}.Suite${Math.floor(i / 50)}`,
+      status: failed ? 'FAILED' : 'PASSED',
+      durationMs: (i * 7919) % 2000,
+    };
+    if (failed) {
+      r.message = `AssertionError: expected status 200 but was 500 (case ${i})`;
+    }
+    if (uuids) {
+      r.uuid = randomUUID();
+    }
+    out[i] = r;
+  }
+  return out;
+}
+
+function chunk(items, size) {
+  const out = [];
+  for (let i = 0; i < items.length; i += size) {
+    out.push(items.slice(i, i + size));
+  }
+  return out;
+}
+
+/** COPY text-format field: backslash, tab, newline and carriage return escaped; null as \N. */
+function copyField(value) {
+  if (value === null || value === undefined) {
+    return '\\N';
+  }
+  return String(value).replace(
+    /[\\\t\n\r]/g,
+    (c) => ({ '\\': '\\\\', '\t': '\\t', '\n': '\\n', '\r': '\\r' })[c],
+  );
+}
+
+function copyText(results) {
+  const lines = results.map((r, i) =>
+    [
+      1, // run_id
+      1, // project_id
+      i + 1, // test_id
+      r.uuid,
+      r.name,
+      r.suite,
+      r.status,
+      r.durationMs,
+      r.message,
+      null, // trace
+      null, // started_at
+      '{}', // attributes
+      0, // retry
+    ]
+      .map(copyField)
+      .join('\t'),
+  );
+  // ~64 KiB chunks, as a client streaming a file would send them.
+  const chunks = [];
+  let current = '';
+  for (const line of lines) {
+    current += `${line}\n`;
+    if (current.length >= 65_536) {
+      chunks.push(Buffer.from(current));
+      current = '';
+    }
+  }
+  if (current) {
+    chunks.push(Buffer.from(current));
+  }
+  return chunks;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 1. COPY
+
+async function measureCopy(ctx, service, rows) {
+  const client = new pg.Client({ connectionString: service.db.url });
+  await client.connect();
+  try {
+    // A normal (logged) table like results, as the service writes a normal table; LIKE copies no foreign keys.
+    await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed');
+    await client.query('CREATE TABLE bench_copy (LIKE results INCLUDING DEFAULTS INCLUDING IDENTITY)');
+    await client.query('CREATE TABLE bench_copy_indexed (LIKE results INCLUDING ALL)');
+    const chunks = copyText(makeResults(rows, 'copy', { uuids: true }));
+    const bytes = chunks.reduce((n, c) => n + c.length, 0);
+
+    const once = async (table) => {
+      await client.query(`TRUNCATE ${table}`);
+      await client.query('CHECKPOINT').catch(() => {}); // needs superuser or pg_checkpoint; fine without
+      const bench0 = process.cpuUsage();
+      const meter = startCpuMeter({ named: BACKENDS });
+      const started = performance.now();
+      const stream = client.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
+      await pipeline(Readable.from(chunks), stream);
+      const wallSec = (performance.now() - started) / 1000;
+      const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+      if (stream.rowCount !== rows) {
+        throw new Error(`COPY into ${table} stored ${stream.rowCount} rows, expected ${rows}`);
+      }
+      return { wallSec, rate: rows / wallSec, cpu: cores };
+    };
+
+    const result = {};
+    const phases = [];
+    for (const [key, table, label] of [
+      ['plain', 'bench_copy', 'COPY → bench_copy (no indexes)'],
+      ['indexed', 'bench_copy_indexed', 'COPY → copy with results’ indexes (info)'],
+    ]) {
+      const runs = [];
+      for (let i = 0; i < COPY_ROUNDS; i++) {
+        runs.push(await once(table));
+      }
+      const med = median(runs.map((r) => r.rate));
+      const mid = runs.find((r) => r.rate === med) ?? runs[0];
+      ctx.log(`${label}: ${runs.map((r) => thousands(r.rate)).join(', ')} rows/s (median ${thousands(med)})`);
+      result[key] = { rowsPerSec: med, runs };
+      phases.push({ label, rows, wallSec: mid.wallSec, rate: med, cpu: { server: null, ...mid.cpu } });
+    }
+    return { rows, bytes, format: 'text', rounds: COPY_ROUNDS, ...result, phases };
+  } finally {
+    await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed').catch(() => {});
+    await client.end();
+  }
+}
+
+function cpuSeconds(start) {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1e6;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// HTTP helpers
+
+async function api(service, token, method, path, body, expect) {
+  const res = await fetch(`${service.url}${path}`, {
+    method,
+    headers: {
+      authorization: `Bearer ${token}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (res.status !== expect) {
+    const error = new Error(
+      `${method} ${path} answered ${res.status} (expected ${expect}): ${text.slice(0, 300)}`,
+    );
+    error.status = res.status;
+    throw error;
+  }
+  return text ? JSON.parse(text) : undefined;
+}
+
+let projectSeq = 0;
+async function createProject(service, token, label) {
+  projectSeq += 1;
+  return api(
+    service,
+    token,
+    'POST',
+    '/api/projects',
+    { key: `BENCH_${label}_${projectSeq}`, name: `bench ${label} ${projectSeq}` },
+    201,
+  );
+}
+
+/**
+ * Sends the pre-serialised `bodies` to `path(i)` from `clients` concurrent loops, each taking the next batch
+ * until none is left or SEND_CAP_MS has passed. onAnswer(i, time) is called as each expected answer arrives.
+ * Resolves to { sent (batches), latencies (ms) }.
+ */
+async function drive({ service, token, bodies, path, expect, clients, onAnswer }) {
+  const deadline = performance.now() + SEND_CAP_MS;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const latencies = [];
+  let next = 0;
+  let failed;
+  const loop = async () => {
+    while (!failed && next < bodies.length && performance.now() < deadline) {
+      const i = next++;
+      const started = performance.now();
+      let res;
+      let text;
+      try {
+        res = await fetch(`${service.url}${path(i)}`, { method: 'POST', headers, body: bodies[i] });
+        text = await res.text();
+      } catch (error) {
+        failed ??= new Error(`POST ${path(i)}: ${error.cause?.code ?? error.message}`);
+        return;
+      }
+      const answered = performance.now();
+      if (res.status !== expect) {
+        failed ??= new Error(
+          `POST ${path(i)} answered ${res.status} (expected ${expect}): ${text.slice(0, 300)}`,
+        );
+        return;
+      }
+      latencies.push(answered - started);
+      onAnswer?.(i, answered, text);
+    }
+  };
+  await Promise.all(Array.from({ length: clients }, loop));
+  if (failed) {
+    throw failed;
+  }
+  return { sent: latencies.length, latencies };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 2. V1
+
+async function measureV1(ctx, service, token, batches, clients) {
+  const project = await createProject(service, token, 'V1');
+  // Warm-up (JIT, pools, plans): a few batches into a run of their own.
+  const warm = await api(
+    service,
+    token,
+    'POST',
+    `/api/projects/${project.id}/runs`,
+    { name: 'warm-up' },
+    201,
+  );
+  for (const items of chunk(makeResults(3 * BATCH, 'warmv1'), BATCH)) {
+    await api(service, token, 'POST', `/api/runs/${warm.id}/results`, { results: items }, 201);
+  }
+
+  const run = await api(
+    service,
+    token,
+    'POST',
+    `/api/projects/${project.id}/runs`,
+    { name: 'bench V1' },
+    201,
+  );
+  const bodies = chunk(makeResults(batches * BATCH, 'v1'), BATCH).map((items) =>
+    JSON.stringify({ results: items }),
+  );
+  ctx.log(`V1: ${bodies.length} × POST /api/runs/${run.id}/results from ${clients} clients…`);
+
+  const bench0 = process.cpuUsage();
+  const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
+  const started = performance.now();
+  const { sent, latencies } = await drive({
+    service,
+    token,
+    bodies,
+    path: () => `/api/runs/${run.id}/results`,
+    expect: 201,
+    clients,
+  });
+  const wallSec = (performance.now() - started) / 1000;
+  const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+
+  const results = sent * BATCH;
+  const stored = await api(service, token, 'GET', `/api/runs/${run.id}`, undefined, 200);
+  if (stored.counts.total !== results) {
+    throw new Error(`V1: the run counts ${stored.counts.total} results, ${results} were sent`);
+  }
+  const resultsPerSec = results / wallSec;
+  const reqMs = summarize(latencies);
+  ctx.log(
+    `V1: ${thousands(results)} results in ${wallSec.toFixed(2)} s = ${thousands(resultsPerSec)} results/s ` +
+      `(request p50 ${reqMs.p50.toFixed(0)} ms, p99 ${reqMs.p99.toFixed(0)} ms)`,
+  );
+  return {
+    results,
+    wallSec,
+    resultsPerSec,
+    requestMs: reqMs,
+    cpu: cores,
+    phase: {
+      label: 'V1 POST /api/runs/{id}/results',
+      rows: results,
+      wallSec,
+      rate: resultsPerSec,
+      reqMs,
+      cpu: cores,
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// 3. V2
+
+async function measureV2(ctx, service, token, batches, clients, variant) {
+  const project = await createProject(service, token, variant.key === 'rabbitmq' ? 'V2MQ' : 'V2PG');
+  const base = `/api/v2/projects/${project.id}/runs`;
+  const db = new pg.Client({ connectionString: service.db.url });
+  await db.connect();
+  try {
+    // Warm-up: a run of its own with a few batches, waited for until stored, so the consumer is warm too.
+    const warmUuid = randomUUID();
+    await api(service, token, 'POST', base, { uuid: warmUuid, name: 'warm-up' }, 202);
+    const warmBodies = chunk(makeResults(3 * BATCH, 'warmv2', { uuids: true }), BATCH);
+    for (const items of warmBodies) {
+      await api(service, token, 'POST', `${base}/${warmUuid}/results`, { results: items }, 202);
+    }
+    await waitForCount(db, project.id, warmUuid, 3 * BATCH, DRAIN_CAP_MS, `${variant.label} warm-up`);
+
+    const runUuid = randomUUID();
+    const batchItems = chunk(makeResults(batches * BATCH, `v2${variant.key}`, { uuids: true }), BATCH);
+    const bodies = batchItems.map((items) => JSON.stringify({ results: items }));
+    const samples = batchItems.map((items) => {
+      const picks = new Set([0, items.length - 1, Math.floor(items.length / 2)]);
+      return [...picks].slice(0, SAMPLES_PER_BATCH).map((i) => items[i].uuid);
+    });
+    ctx.log(`${variant.label}: ${bodies.length} × POST ${base}/{runUuid}/results from ${clients} clients…`);
+
+    const acked = new Map(); // batch index → time of its 202, until its rows are seen
+    const delays = [];
+    let clientsDone = false;
+    let lastAck = 0;
+    let sentResults = 0;
+
+    const bench0 = process.cpuUsage();
+    const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
+    const started = performance.now();
+    await api(service, token, 'POST', base, { uuid: runUuid, name: 'bench V2' }, 202);
+
+    // The watcher: every POLL_MS, which of the acknowledged batches have their sampled rows committed, and
+    // how far the run's count has got. Done when every batch sent is counted.
+    let committedAt;
+    let watchError;
+    let sendOutcome;
+    let sendError;
+    const watcher = (async () => {
+      const deadline = () => (clientsDone ? lastAck + DRAIN_CAP_MS : Infinity);
+      while (performance.now() < deadline()) {
+        if (sendError) {
+          return;
+        }
+        const pending = [...acked.keys()];
+        if (pending.length) {
+          const uuids = pending.flatMap((i) => samples[i]);
+          const { rows } = await db.query(
+            'SELECT uuid::text AS uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
+            [project.id, uuids],
+          );
+          const now = performance.now();
+          const seen = new Set(rows.map((r) => r.uuid));
+          for (const i of pending) {
+            if (samples[i].every((u) => seen.has(u))) {
+              delays.push(now - acked.get(i));
+              acked.delete(i);
+            }
+          }
+        }
+        if (clientsDone) {
+          const { rows } = await db.query(
+            'SELECT count_total FROM runs WHERE project_id = $1 AND uuid = $2',
+            [project.id, runUuid],
+          );
+          if (rows[0] && rows[0].count_total >= sentResults && acked.size === 0) {
+            committedAt = performance.now();
+            return;
+          }
+        }
+        await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+      }
+      watchError = new Error(
+        `${variant.label}: rows still missing ${DRAIN_CAP_MS / 1000} s after the last 202 ` +
+          `(${acked.size} batches not seen stored)`,
+      );
+    })();
+
+    try {
+      sendOutcome = await drive({
+        service,
+        token,
+        bodies,
+        path: () => `${base}/${runUuid}/results`,
+        expect: 202,
+        clients,
+        onAnswer: (i, at) => {
+          acked.set(i, at);
+          lastAck = at;
+          sentResults += batchItems[i].length;
+        },
+      });
+    } catch (error) {
+      sendError = error;
+    } finally {
+      clientsDone = true;
+    }
+    await watcher;
+    const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+    if (sendError ?? watchError) {
+      throw sendError ?? watchError;
+    }
+
+    const results = sendOutcome.sent * BATCH;
+    const wallSec = (committedAt - started) / 1000;
+    const doorSec = (lastAck - started) / 1000;
+    const status = await api(service, token, 'GET', `${base}/${runUuid}`, undefined, 200);
+    if (status.counts?.total !== results) {
+      throw new Error(
+        `${variant.label}: GET ${base}/${runUuid} counts ${status.counts?.total}, ${results} were sent`,
+      );
+    }
+    const resultsPerSec = results / wallSec;
+    const reqMs = summarize(sendOutcome.latencies);
+    const ackToStoredMs = summarize(delays);
+    ctx.log(
+      `${variant.label}: ${thousands(results)} results committed ${wallSec.toFixed(2)} s after the first request ` +
+        `= ${thousands(resultsPerSec)} results/s (all 202s after ${doorSec.toFixed(2)} s); ` +
+        `202 → stored p50 ${ackToStoredMs.p50.toFixed(0)} ms, p99 ${ackToStoredMs.p99.toFixed(0)} ms`,
+    );
+
+    // Without a backlog: one batch at a time into a run of its own, the next once the previous is stored.
+    const singleUuid = randomUUID();
+    await api(service, token, 'POST', base, { uuid: singleUuid, name: 'bench V2 single' }, 202);
+    const single = [];
+    for (const items of chunk(
+      makeResults(SINGLE_BATCHES * BATCH, `single${variant.key}`, { uuids: true }),
+      BATCH,
+    )) {
+      const watch = [items[0].uuid, items[items.length - 1].uuid];
+      await api(service, token, 'POST', `${base}/${singleUuid}/results`, { results: items }, 202);
+      const acked = performance.now();
+      const deadline = acked + DRAIN_CAP_MS;
+      for (;;) {
+        const { rows } = await db.query(
+          'SELECT count(*)::int AS n FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
+          [project.id, watch],
+        );
+        if (rows[0].n === watch.length) {
+          single.push(performance.now() - acked);
+          break;
+        }
+        if (performance.now() > deadline) {
+          throw new Error(
+            `${variant.label}: a single batch was not stored ${DRAIN_CAP_MS / 1000} s after its 202`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, SINGLE_POLL_MS));
+      }
+    }
+    const singleAckToStoredMs = summarize(single);
+    ctx.log(
+      `${variant.label}: one batch at a time, 202 → stored p50 ${singleAckToStoredMs.p50.toFixed(0)} ms, ` +
+        `max ${singleAckToStoredMs.max.toFixed(0)} ms (${single.length} batches)`,
+    );
+    return {
+      queue: variant.key,
+      ...(variant.queue ? { amqpQueue: variant.queue } : {}),
+      results,
+      wallSec,
+      resultsPerSec,
+      doorSec,
+      doorResultsPerSec: results / doorSec,
+      requestMs: reqMs,
+      ackToStoredMs,
+      singleAckToStoredMs,
+      cpu: cores,
+      phase: {
+        label: `${variant.label}, until committed`,
+        rows: results,
+        wallSec,
+        rate: resultsPerSec,
+        reqMs,
+        cpu: cores,
+      },
+    };
+  } finally {
+    await db.end();
+  }
+}
+
+async function waitForCount(db, projectId, runUuid, count, timeoutMs, what) {
+  const deadline = performance.now() + timeoutMs;
+  let last;
+  while (performance.now() < deadline) {
+    const { rows } = await db.query('SELECT count_total FROM runs WHERE project_id = $1 AND uuid = $2', [
+      projectId,
+      runUuid,
+    ]);
+    last = rows[0]?.count_total;
+    if (last >= count) {
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`${what}: ${last ?? 'no run'} of ${count} results stored after ${timeoutMs / 1000} s`);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// RabbitMQ
+
+async function rabbitAvailable() {
+  let amqp;
+  try {
+    amqp = (await import('amqplib')).default;
+  } catch {
+    return { ok: false, reason: 'amqplib is not installed' };
+  }
+  try {
+    const connection = await amqp.connect(AMQP_URL, { timeout: 3_000 });
+    await connection.close();
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, reason: `no broker at ${AMQP_URL.replace(/\/\/[^@]*@/, '//')}: ${error.message}` };
+  }
+}
+
+async function deleteQueues(queues) {
+  for (const queue of queues) {
+    try {
+      await run_('rabbitmqctl', ['delete_queue', queue], { timeout: 30_000 });
+    } catch (error) {
+      // Not there (never declared) is fine; anything else is worth a line.
+      if (!/not found|NOT_FOUND|does not exist/i.test(`${error.stderr ?? ''}${error.stdout ?? ''}`)) {
+        console.error(`bench: rabbitmqctl delete_queue ${queue} failed: ${error.stderr || error.message}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/** One V2 write, exactly as accepted at the door (validated and authorised); processed later by a consumer. */
+export type IngestMessage =
+  | {
+      kind: 'run';
+      projectId: string;
+      uuid: string;
+      name: string;
+      startedAt?: string;
+      attributes?: Record<string, string>;
+    }
+  | { kind: 'results'; projectId: string; runUuid: string; results: IngestResult[] }
+  | { kind: 'finish'; projectId: string; runUuid: string; finishedAt?: string };
+
+export interface IngestResult {
+  uuid: string;
+  testId?: string;
+  name: string;
+  suite?: string;
+  status: 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
+  durationMs?: number;
+  message?: string;
+  trace?: string;
+  startedAt?: string;
+  attributes?: Record<string, string>;
+  retry?: number;
+}
+
+/**
+ * Processes a batch of messages in one database transaction. Throwing fails the whole batch; the queue then
+ * retries its messages one by one, so one bad message cannot hold the others back. Handlers are idempotent
+ * (by UUID): a message delivered twice changes nothing the second time.
+ */
+export type BatchHandler = (messages: IngestMessage[]) => Promise<void>;
+
+export interface ConsumeOptions {
+  /** Messages taken from the queue at once and handed to one handler call. */
+  batchSize: number;
+  /** Tries per message before it goes to the dead-letter queue. */
+  maxAttempts: number;
+}
+
+/**
+ * The V2 ingest queue: RabbitMQ (durable queue, persistent messages, publisher confirms) when
+ * SVC_BROKER_AMQP_URL is set, otherwise a PostgreSQL table polled with FOR UPDATE SKIP LOCKED. Either way,
+ * `publish` resolves only once the message is durably stored: a 202 means it will be processed.
+ */
+export abstract class IngestQueue {
+  abstract readonly kind: 'rabbitmq' | 'postgres';
+
+  /** Stores the message durably; rejects with AppError UNAVAILABLE (503) when the queue cannot take it. */
+  abstract publish(message: IngestMessage): Promise<void>;
+
+  /** Starts this replica's consumer; competing consumers in every replica share the work. */
+  abstract consume(handler: BatchHandler, options: ConsumeOptions): Promise<void>;
+
+  /** Whether publishing can succeed now (readiness). */
+  abstract isReady(): Promise<boolean>;
+
+  /** Messages moved to the dead-letter queue by this replica since it started (for /metrics). */
+  abstract deadLettered(): number;
+
+  abstract close(): Promise<void>;
+}

@@ -1,0 +1,191 @@
+import { Logger } from '@nestjs/common';
+import type { DataSource } from 'typeorm';
+import { AppError } from '../../common/app-error.js';
+import { Backoff, describeMessage, errorText, runBatch, unavailable } from './batch-runner.js';
+import { BatchHandler, ConsumeOptions, IngestMessage, IngestQueue } from './ingest-queue.js';
+
+export interface PostgresIngestQueueOptions {
+  /** How long a claimed row stays invisible to other consumers: a crashed replica's rows come back after it. */
+  leaseSeconds?: number;
+  /** Pause between polls when the queue had less than a full batch. */
+  idlePollMs?: number;
+}
+
+interface Row {
+  id: string;
+  payload: IngestMessage;
+  attempts: number;
+}
+
+// One statement, so one short transaction: take the oldest visible rows no other consumer holds and lease
+// them. SKIP LOCKED lets consumers in every replica claim disjoint rows without waiting for each other.
+const CLAIM = `
+  WITH claimed AS (
+    UPDATE ingest_queue q SET available_at = now() + make_interval(secs => $2)
+    FROM (
+      SELECT id FROM ingest_queue
+      WHERE dead_at IS NULL AND available_at <= now()
+      ORDER BY id LIMIT $1
+      FOR UPDATE SKIP LOCKED
+    ) next
+    WHERE q.id = next.id
+    RETURNING q.id, q.payload, q.attempts
+  )
+  SELECT id, payload, attempts FROM claimed ORDER BY id`;
+
+// `attempts` on the right-hand side is the value before this update.
+const FAIL = `
+  WITH failed AS (
+    UPDATE ingest_queue
+    SET attempts = attempts + 1, last_error = $2, available_at = now(),
+        dead_at = CASE WHEN attempts + 1 >= $3 THEN now() END
+    WHERE id = $1
+    RETURNING attempts, dead_at
+  )
+  SELECT attempts, dead_at IS NOT NULL AS dead FROM failed`;
+
+/**
+ * The embedded V2 queue: a PostgreSQL table, so a 202 still means stored (the INSERT committed). Consumers
+ * poll it: claim a batch by leasing rows, run the handler (which opens its own transaction), delete the rows
+ * once it resolved. A crash between commit and delete redelivers the batch after the lease; handlers are
+ * idempotent, so that changes nothing. Dead rows stay in the table with dead_at set, for inspection or a
+ * manual `UPDATE ingest_queue SET dead_at = NULL, attempts = 0`.
+ */
+export class PostgresIngestQueue extends IngestQueue {
+  readonly kind = 'postgres' as const;
+  private readonly logger = new Logger('IngestQueue');
+  private readonly leaseSeconds: number;
+  private readonly idlePollMs: number;
+  private readonly backoff = new Backoff(250, 30_000);
+  private loop?: Promise<void>;
+  private stopping = false;
+  private wake?: () => void;
+  private deadCount = 0;
+
+  constructor(
+    private readonly db: DataSource,
+    options: PostgresIngestQueueOptions = {},
+  ) {
+    super();
+    this.leaseSeconds = options.leaseSeconds ?? 30;
+    this.idlePollMs = options.idlePollMs ?? 150;
+  }
+
+  async publish(message: IngestMessage): Promise<void> {
+    try {
+      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::jsonb)', [JSON.stringify(message)]);
+    } catch (error) {
+      const code =
+        (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
+        (error as { code?: string }).code;
+      if (typeof code === 'string' && code.startsWith('22')) {
+        // Data exception, e.g. a \u0000 that jsonb refuses: the message's fault, not the database's.
+        throw AppError.validation(`The message cannot be stored: ${errorText(error, 200)}`);
+      }
+      this.logger.warn(`Could not queue a ${describeMessage(message)}: ${errorText(error)}`);
+      throw unavailable('The ingest queue is unavailable; retry later');
+    }
+  }
+
+  consume(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
+    if (this.loop) {
+      return Promise.reject(new Error('This ingest queue already has a consumer'));
+    }
+    this.loop = this.run(handler, options);
+    return Promise.resolve();
+  }
+
+  async isReady(): Promise<boolean> {
+    if (!this.db.isInitialized) {
+      return false;
+    }
+    try {
+      await this.db.query('SELECT 1');
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  deadLettered(): number {
+    return this.deadCount;
+  }
+
+  /** Stops polling and waits for the batch in hand; the DataSource belongs to the caller and stays open. */
+  async close(): Promise<void> {
+    this.stopping = true;
+    this.wake?.();
+    await this.loop;
+  }
+
+  private async run(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
+    while (!this.stopping) {
+      let pause: number;
+      try {
+        const { taken, transient } = await this.tick(handler, options);
+        pause = transient ? this.backoff.next() : taken >= options.batchSize ? 0 : this.idlePollMs;
+        if (!transient) {
+          this.backoff.reset();
+        }
+      } catch (error) {
+        // Claiming or settling failed: the database is away. Leased rows come back when their lease ends.
+        pause = this.backoff.next();
+        this.logger.warn(`Ingest queue poll failed; retrying in ${pause} ms: ${errorText(error)}`);
+      }
+      if (pause > 0) {
+        await this.idle(pause);
+      }
+    }
+  }
+
+  private async tick(
+    handler: BatchHandler,
+    options: ConsumeOptions,
+  ): Promise<{ taken: number; transient: boolean }> {
+    const rows = await this.db.query<Row[]>(CLAIM, [options.batchSize, this.leaseSeconds]);
+    if (!rows.length) {
+      return { taken: 0, transient: false };
+    }
+    const outcome = await runBatch(rows, (row) => row.payload, handler);
+    if (outcome.done.length) {
+      await this.db.query('DELETE FROM ingest_queue WHERE id = ANY($1::bigint[])', [
+        outcome.done.map((r) => r.id),
+      ]);
+    }
+    for (const { item, error } of outcome.failed) {
+      const [result] = await this.db.query<{ attempts: number; dead: boolean }[]>(FAIL, [
+        item.id,
+        errorText(error),
+        options.maxAttempts,
+      ]);
+      if (result?.dead) {
+        this.deadCount += 1;
+        this.logger.warn(
+          `Moved a ${describeMessage(item.payload)} to the dead rows of ingest_queue after ${result.attempts} attempt(s): ${errorText(error, 200)}`,
+        );
+      }
+    }
+    if (outcome.transient) {
+      this.logger.warn(`Ingest paused after a transient failure: ${errorText(outcome.transient)}`);
+      // Give the rows back now rather than after the lease; if even this fails, the lease ends anyway.
+      await this.db
+        .query('UPDATE ingest_queue SET available_at = now() WHERE id = ANY($1::bigint[])', [
+          outcome.retryLater.map((r) => r.id),
+        ])
+        .catch(() => undefined);
+    }
+    return { taken: rows.length, transient: !!outcome.transient };
+  }
+
+  /** Sleeps, but wakes at once for close(). */
+  private idle(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}

@@ -1,0 +1,71 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import type { IngestMessage } from '../infra/queue/ingest-queue.js';
+import { RunEntity } from '../results/entities.js';
+
+export interface PendingRow {
+  id: string;
+  kind: 'results' | 'finish';
+  payload: IngestMessage;
+}
+
+@Injectable()
+export class IngestV2Repository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /**
+   * Serialises work on the same runs across consumers for the rest of the transaction, so a run and its
+   * results handled at the same moment by two replicas cannot miss each other. Keys are locked in a fixed
+   * order, which rules out deadlocks between batches.
+   */
+  async lockRuns(tx: EntityManager, keys: string[]): Promise<void> {
+    for (const key of [...new Set(keys)].sort()) {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [key]);
+    }
+  }
+
+  findRun(tx: EntityManager | undefined, projectId: string, uuid: string): Promise<RunEntity | null> {
+    return (tx ?? this.db.manager).getRepository(RunEntity).findOneBy({ projectId, uuid });
+  }
+
+  /** Creates the run once; a second message with the same UUID changes nothing. */
+  async insertRun(
+    tx: EntityManager,
+    run: { projectId: string; uuid: string; name: string; startedAt: Date; attributes: Record<string, string> },
+  ): Promise<RunEntity | null> {
+    const rows: { id: string }[] = await tx.query(
+      `INSERT INTO runs (project_id, uuid, name, started_at, attributes) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (project_id, uuid) DO NOTHING RETURNING id`,
+      [run.projectId, run.uuid, run.name, run.startedAt, JSON.stringify(run.attributes)],
+    );
+    return rows.length ? tx.getRepository(RunEntity).findOneBy({ id: String(rows[0].id) }) : null;
+  }
+
+  async keepPending(tx: EntityManager, message: IngestMessage & { runUuid: string }): Promise<void> {
+    await tx.query(
+      'INSERT INTO pending_ingest (project_id, run_uuid, kind, payload) VALUES ($1, $2, $3, $4)',
+      [message.projectId, message.runUuid, message.kind, JSON.stringify(message)],
+    );
+  }
+
+  async takePending(tx: EntityManager, projectId: string, runUuid: string): Promise<PendingRow[]> {
+    const [rows]: [PendingRow[], number] = await tx.query(
+      `DELETE FROM pending_ingest WHERE project_id = $1 AND run_uuid = $2 RETURNING id, kind, payload`,
+      [projectId, runUuid],
+    );
+    return rows.sort((a, b) => Number(a.id) - Number(b.id));
+  }
+
+  async finish(tx: EntityManager, runId: string, finishedAt: Date): Promise<void> {
+    await tx.query(
+      `UPDATE runs SET status = 'FINISHED', finished_at = GREATEST($2::timestamptz, started_at)
+        WHERE id = $1 AND status <> 'FINISHED'`,
+      [runId, finishedAt],
+    );
+  }
+}

@@ -1,0 +1,142 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import request from 'supertest';
+import { ResultEntity, RunEntity } from '../../src/results/entities.js';
+import { insertUser } from '../factories/user.factory.js';
+import { RunningApp, TestDeployment } from '../support/app.js';
+import { eventually, login } from '../support/http.js';
+
+const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+
+describe.each([
+  ['postgres', {}],
+  ['rabbitmq', { SVC_BROKER_AMQP_URL: AMQP_URL, SVC_BROKER_QUEUE: `test.ingest.${randomBytes(4).toString('hex')}` }],
+] as const)('Test results, V2 over the %s queue', (kind, env) => {
+  const deployment = new TestDeployment(env);
+  let a: RunningApp;
+  let b: RunningApp;
+  let token: string;
+  let viewer: string;
+  let projectId: number;
+
+  const post = (url: string, path: string, body: object, as = token) =>
+    request(url).post(path).set('Authorization', `Bearer ${as}`).send(body);
+  const runOf = async (uuid: string) =>
+    (await a.dataSource.getRepository(RunEntity).findOneBy({ projectId: String(projectId), uuid })) ?? undefined;
+
+  beforeAll(async () => {
+    [a, b] = await deployment.start(2);
+    const user = await insertUser(a.dataSource);
+    const jwt = (await login(a.url, user.email, user.password)).accessToken;
+    projectId = (await post(a.url, '/api/projects', { key: `V2${kind.toUpperCase()}`, name: 'v2' }, jwt).expect(201)).body.id;
+    token = (await post(a.url, '/api/users/me/api-keys', { name: 'ci' }, jwt).expect(201)).body.token;
+    const v = await insertUser(a.dataSource);
+    await request(a.url).put(`/api/projects/${projectId}/members/${v.id}`).set('Authorization', `Bearer ${jwt}`).send({ role: 'VIEWER' }).expect(200);
+    viewer = (await login(a.url, v.email, v.password)).accessToken;
+  });
+  afterAll(async () => {
+    await deployment.stop();
+    if (kind === 'rabbitmq') {
+      for (const queue of [env.SVC_BROKER_QUEUE, `${env.SVC_BROKER_QUEUE}.dead`]) {
+        try {
+          execFileSync('rabbitmqctl', ['delete_queue', queue], { stdio: 'ignore' });
+        } catch {
+          // already gone
+        }
+      }
+    }
+  });
+
+  it('accepts a run, results and a finish with 202 and processes them', async () => {
+    const uuid = randomUUID().toUpperCase();
+    const accepted = await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'stream' }).expect(202);
+    expect(accepted.body).toEqual({ uuid: uuid.toLowerCase() });
+    const results = Array.from({ length: 20 }, (_, i) => ({ uuid: randomUUID(), name: `t${i}`, suite: 'S', status: i % 4 ? 'PASSED' : 'FAILED' }));
+    const res = await post(b.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results }).expect(202);
+    expect(res.body.uuids).toEqual(results.map((r) => r.uuid));
+    await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/finish`, {}).expect(202);
+
+    const status = await eventually(async () => {
+      const r = await request(a.url).get(`/api/v2/projects/${projectId}/runs/${uuid}`).set('Authorization', `Bearer ${viewer}`);
+      return r.status === 200 && r.body.status === 'FINISHED' && r.body.counts.total === 20 ? r.body : undefined;
+    }, 15_000);
+    expect(status).toEqual({ uuid: uuid.toLowerCase(), id: expect.any(Number), status: 'FINISHED', counts: { total: 20, passed: 15, failed: 5, broken: 0, skipped: 0 } });
+    // The same run through V1, by its numeric id.
+    await request(a.url).get(`/api/runs/${status.id}`).set('Authorization', `Bearer ${viewer}`).expect(200);
+  });
+
+  it('answers 404 for a run not processed (or never sent)', async () => {
+    await request(a.url).get(`/api/v2/projects/${projectId}/runs/${randomUUID()}`).set('Authorization', `Bearer ${viewer}`).expect(404);
+    await request(a.url).get(`/api/v2/projects/${projectId}/runs/not-a-uuid`).set('Authorization', `Bearer ${viewer}`).expect(400);
+  });
+
+  it('stores one row for the same UUID sent 50 times in parallel', async () => {
+    const uuid = randomUUID();
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'idem' }).expect(202);
+    const result = { uuid: randomUUID(), name: 'once', status: 'PASSED' };
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => post(i % 2 ? a.url : b.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'idem' })),
+    );
+    expect(answers.every((r) => r.status === 202)).toBe(true);
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => post(i % 2 ? a.url : b.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: [result] }).expect(202)),
+    );
+    const run = await eventually(async () => {
+      const r = await runOf(uuid);
+      return r && r.countTotal >= 1 ? r : undefined;
+    }, 15_000);
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await a.dataSource.getRepository(RunEntity).countBy({ projectId: String(projectId), uuid })).toBe(1);
+    expect(await a.dataSource.getRepository(ResultEntity).countBy({ uuid: result.uuid })).toBe(1);
+    expect((await runOf(uuid))!.countTotal).toBe(1);
+    expect(run.name).toBe('idem');
+  });
+
+  it('keeps results and a finish that arrive before their run and joins them when it comes', async () => {
+    const uuid = randomUUID();
+    const results = [{ uuid: randomUUID(), name: 'early', status: 'BROKEN' }];
+    await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results }).expect(202);
+    await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/finish`, {}).expect(202);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(await runOf(uuid)).toBeUndefined();
+    await post(b.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'late run' }).expect(202);
+    const run = await eventually(async () => {
+      const r = await runOf(uuid);
+      return r && r.status === 'FINISHED' ? r : undefined;
+    }, 15_000);
+    expect(run.countBroken).toBe(1);
+  });
+
+  it('refuses malformed or unauthorised input at the door, queueing nothing', async () => {
+    const uuid = randomUUID();
+    const bad = await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid: 'nope', name: 'x' }).expect(400);
+    expect(bad.body.message).toMatch(/uuid/);
+    const items = await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, {
+      results: [{ uuid: randomUUID(), name: 'ok', status: 'PASSED' }, { name: 'no uuid', status: 'PASSED' }],
+    }).expect(400);
+    expect(items.body.message).toMatch(/results\.1\.uuid/);
+    await post(a.url, `/api/v2/projects/${projectId}/runs/not-a-uuid/results`, { results: [{ uuid: randomUUID(), name: 'x', status: 'PASSED' }] }).expect(400);
+    const many = Array.from({ length: 5001 }, () => ({ uuid: randomUUID(), name: 'x', status: 'PASSED' }));
+    await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: many }).expect(400);
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'viewer' }, viewer).expect(403);
+    await post(a.url, '/api/v2/projects/99999999/runs', { uuid, name: 'nowhere' }).expect(404);
+    await new Promise((r) => setTimeout(r, 800));
+    expect(await runOf(uuid)).toBeUndefined();
+    const pending: { n: string }[] = await a.dataSource.query('SELECT count(*) AS n FROM pending_ingest WHERE run_uuid = $1', [uuid]);
+    expect(Number(pending[0].n)).toBe(0);
+  });
+
+  it('shares the work of many batches between two replicas, storing each result once', async () => {
+    const uuid = randomUUID();
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'bulk' }).expect(202);
+    const batches = Array.from({ length: 20 }, (_, n) =>
+      Array.from({ length: 100 }, (_, i) => ({ uuid: randomUUID(), name: `b${n}-t${i}`, suite: 'Bulk', status: 'PASSED' })),
+    );
+    await Promise.all(batches.map((results, i) => post(i % 2 ? a.url : b.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results }).expect(202)));
+    const run = await eventually(async () => {
+      const r = await runOf(uuid);
+      return r && r.countTotal === 2000 ? r : undefined;
+    }, 30_000);
+    expect(await a.dataSource.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(2000);
+  });
+});
