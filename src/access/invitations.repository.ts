@@ -4,8 +4,8 @@ import { DataSource, EntityManager } from 'typeorm';
 import { UserEntity } from '../users/user.entity.js';
 import { InvitationEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
+import { ROLE_ORDER_SQL } from './roles.js';
 
-const ROLE_ORDER = `ARRAY['VIEWER','REPORTER','MAINTAINER','OWNER']::varchar[]`;
 
 @Injectable()
 export class InvitationsRepository {
@@ -44,7 +44,7 @@ export class InvitationsRepository {
     const rows: { role: ProjectRole }[] = await tx.query(
       `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, user_id) DO UPDATE
-         SET role = CASE WHEN array_position(${ROLE_ORDER}, EXCLUDED.role) > array_position(${ROLE_ORDER}, project_members.role)
+         SET role = CASE WHEN array_position(${ROLE_ORDER_SQL}, EXCLUDED.role) > array_position(${ROLE_ORDER_SQL}, project_members.role)
                          THEN EXCLUDED.role ELSE project_members.role END
        RETURNING role`,
       [projectId, userId, role],

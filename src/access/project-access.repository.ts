@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { ProjectRole } from './roles.js';
+import { ROLE_ORDER_SQL } from './roles.js';
 
 export interface AccessFacts {
   projectExists: boolean;
@@ -11,7 +12,6 @@ export interface AccessFacts {
   role: ProjectRole | null;
 }
 
-const ROLE_ORDER = `ARRAY['VIEWER','REPORTER','MAINTAINER','OWNER']::varchar[]`;
 
 @Injectable()
 export class ProjectAccessRepository {
@@ -29,7 +29,7 @@ export class ProjectAccessRepository {
                    SELECT b.role FROM group_bindings b
                      JOIN group_members m ON m.group_id = b.group_id
                     WHERE b.project_id = $2 AND m.user_id = $1
-                 ) r ORDER BY array_position(${ROLE_ORDER}, r.role) DESC LIMIT 1) AS role
+                 ) r ORDER BY array_position(${ROLE_ORDER_SQL}, r.role) DESC LIMIT 1) AS role
            FROM (SELECT 1) one LEFT JOIN users u ON u.id = $1`,
         [userId, projectId],
       );
@@ -53,7 +53,7 @@ export class ProjectAccessRepository {
          UNION ALL
          SELECT b.project_id, b.role FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id
           WHERE m.user_id = $1 AND b.project_id = ANY($2::bigint[])
-       ) r ORDER BY project_id, array_position(${ROLE_ORDER}, role) DESC`,
+       ) r ORDER BY project_id, array_position(${ROLE_ORDER_SQL}, role) DESC`,
       [userId, projectIds],
     );
     return new Map(rows.map((r) => [String(r.project_id), r.role]));

@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
 import { ProjectEntity, ProjectMemberEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
+import { ROLE_ORDER_SQL } from './roles.js';
 
 export type ProjectSortField = 'id' | 'key' | 'name' | 'createdAt';
 export type MemberSortField = 'email' | 'fullName' | 'role';
@@ -16,11 +17,10 @@ export interface MemberRow {
   via: 'DIRECT' | 'GROUP';
 }
 
-const ROLE_ORDER = `ARRAY['VIEWER','REPORTER','MAINTAINER','OWNER']::varchar[]`;
 const MEMBER_SORT: Record<MemberSortField, string> = {
   email: 'u.email',
   fullName: 'u.full_name',
-  role: `array_position(${ROLE_ORDER}, best.role)`,
+  role: `array_position(${ROLE_ORDER_SQL}, best.role)`,
 };
 
 @Injectable()
@@ -75,7 +75,7 @@ export class ProjectsRepository {
           WHERE b.project_id = $1
        ), best AS (
          SELECT DISTINCT ON (user_id) user_id, role, via FROM r
-          ORDER BY user_id, array_position(${ROLE_ORDER}, role) DESC, via ASC
+          ORDER BY user_id, array_position(${ROLE_ORDER_SQL}, role) DESC, via ASC
        )
        SELECT best.user_id AS "userId", u.email, u.full_name AS "fullName", best.role, best.via,
               count(*) OVER () AS total

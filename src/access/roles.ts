@@ -20,3 +20,6 @@ export function highest(roles: (ProjectRole | null | undefined)[]): ProjectRole 
   }
   return best;
 }
+
+/** The same order as a SQL array literal: `array_position(ROLE_ORDER_SQL, role)` ranks a role column. */
+export const ROLE_ORDER_SQL = `ARRAY[${PROJECT_ROLES.map((r) => `'${r}'`).join(',')}]::varchar[]`;
