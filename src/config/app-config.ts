@@ -5,6 +5,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { parseDurationSeconds } from './duration.js';
 import { EnvironmentVariables } from './env.schema.js';
+import { Mailbox, parseMailbox } from './mailbox.js';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -39,6 +40,15 @@ export class AppConfig {
     loginPerMinute: number;
     loginFailuresPerAccountHour: number;
   };
+  readonly mail: {
+    /** Unset: the embedded outbox (log + SVC_DATA_DIR/outbox/). */
+    smtp?: { host: string; port: number; user?: string; pass?: string; rejectUnauthorized: boolean };
+    from: Mailbox;
+    outboxDir: string;
+    perRecipientPerHour: number;
+    productName: string;
+  };
+  readonly billing: { webhookSecret?: string };
   readonly bootstrapAdmin?: { email: string; password: string; passwordFile?: string };
   /** Where generated secrets were written (dev defaults), for the boot log. */
   readonly generated: string[] = [];
@@ -61,6 +71,28 @@ export class AppConfig {
     };
     this.kv = { url: env.SVC_KVSTORE_URL, prefix: env.SVC_KVSTORE_PREFIX };
     this.broker = { amqpUrl: env.SVC_BROKER_AMQP_URL, queue: env.SVC_BROKER_QUEUE };
+
+    this.mail = {
+      smtp: env.SMTP_HOST
+        ? {
+            host: env.SMTP_HOST,
+            port: env.SMTP_PORT ?? 587,
+            user: env.SMTP_USER || undefined,
+            pass: env.SMTP_PASS || undefined,
+            rejectUnauthorized: env.SVC_SMTP_TLS_REJECT_UNAUTHORIZED,
+          }
+        : undefined,
+      from: parseMailbox(env.MAIL_FROM ?? `${env.SVC_PRODUCT_NAME} <noreply@${hostOf(this.http.baseUrl)}>`) ?? {
+        address: 'noreply@localhost',
+      },
+      outboxDir: join(this.dataDir, 'outbox'),
+      perRecipientPerHour: env.SVC_MAIL_RATE_PER_RECIPIENT,
+      productName: env.SVC_PRODUCT_NAME,
+    };
+    if (env.SMTP_HOST && Boolean(env.SMTP_USER) !== Boolean(env.SMTP_PASS)) {
+      throw new ConfigError('SMTP_USER and SMTP_PASS must be set together, or both left empty for a relay without authentication');
+    }
+    this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
 
     let jwtSecret = env.SVC_JWT_SECRET;
     if (!jwtSecret && options.devDefaults) {
@@ -93,7 +125,7 @@ export class AppConfig {
   static load(env: Record<string, string | undefined>, options: LoadOptions = {}): AppConfig {
     const known = Object.fromEntries(
       // An empty variable means the same as an unset one: its default, or the embedded counterpart.
-      Object.entries(env).filter(([key, value]) => (key === 'PORT' || key.startsWith('SVC_')) && value !== ''),
+      Object.entries(env).filter(([key, value]) => isOurs(key) && value !== ''),
     );
     const parsed = plainToInstance(EnvironmentVariables, known);
     const errors = validateSync(parsed, { whitelist: true });
@@ -130,6 +162,15 @@ export function keptSecret(
   writeFileSync(file, `${value}\n`, { mode: 0o600 });
   chmodSync(file, 0o600);
   return { value, created: true };
+}
+
+const isOurs = (key: string): boolean =>
+  key === 'PORT' || key === 'MAIL_FROM' || key.startsWith('SVC_') || key.startsWith('SMTP_');
+
+function hostOf(url: string): string {
+  const host = new URL(url).hostname;
+  // A mailbox needs a domain with a dot for most relays; localhost stays as it is for the embedded outbox.
+  return host || 'localhost';
 }
 
 function list(text: string): string[] {

@@ -7,6 +7,7 @@ import {
   IsOptional,
   IsString,
   IsUrl,
+  Matches,
   Max,
   Min,
   MinLength,
@@ -16,6 +17,7 @@ import {
   ValidatorConstraintInterface,
 } from 'class-validator';
 import { parseDurationSeconds } from './duration.js';
+import { parseMailbox } from './mailbox.js';
 
 @ValidatorConstraint({ name: 'duration' })
 class IsDuration implements ValidatorConstraintInterface {
@@ -34,6 +36,17 @@ class HasMinBytes implements ValidatorConstraintInterface {
   }
   defaultMessage(args?: ValidationArguments): string {
     return `$property must be at least ${args?.constraints[0]} bytes long`;
+  }
+}
+
+/** `a@b.example` or `Name <a@b.example>`, one line. */
+@ValidatorConstraint({ name: 'mailbox' })
+class IsMailbox implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'string' && parseMailbox(value) !== undefined;
+  }
+  defaultMessage(): string {
+    return '$property must be an address such as noreply@example.com or "TMS <noreply@example.com>"';
   }
 }
 
@@ -123,4 +136,33 @@ export class EnvironmentVariables {
 
   @IsOptional() @IsString()
   SVC_BODY_LIMIT: string = '10mb';
+
+  // ---- outbound mail (SMTP; unset SMTP_HOST = messages go to the log and SVC_DATA_DIR/outbox/) ----
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:\[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
+  SMTP_HOST?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt({ message: 'SMTP_PORT must be a port number' }) @Min(1) @Max(65535)
+  SMTP_PORT?: number;
+
+  @IsOptional() @IsString()
+  SMTP_USER?: string;
+
+  @IsOptional() @IsString()
+  SMTP_PASS?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(IsMailbox)
+  MAIL_FROM?: string;
+
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_SMTP_TLS_REJECT_UNAUTHORIZED must be true or false' })
+  SVC_SMTP_TLS_REJECT_UNAUTHORIZED: boolean = true;
+
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  SVC_MAIL_RATE_PER_RECIPIENT: number = 5;
+
+  @IsOptional() @IsString() @Matches(/^[^\r\n]{1,80}$/, { message: 'SVC_PRODUCT_NAME must be one line of at most 80 characters' })
+  SVC_PRODUCT_NAME: string = 'TMS';
+
+  // ---- billing ----
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [16])
+  SVC_BILLING_WEBHOOK_SECRET?: string;
 }

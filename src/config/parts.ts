@@ -33,5 +33,12 @@ export function describeParts(config: AppConfig): PartLine[] {
         .join(', ')} several replicas would not share ${embedded.length > 1 ? 'them' : 'it'}`,
     });
   }
+  // Mail holds no shared state: the outbox is a development convenience, not a reason to warn about replicas.
+  const smtp = config.mail.smtp;
+  lines.push({
+    text: `mail relay: ${
+      smtp ? `SMTP at ${smtp.host}:${smtp.port}${smtp.user ? ' with AUTH' : ' without AUTH'}` : `log and ${config.mail.outboxDir} (SMTP_HOST unset)`
+    }`,
+  });
   return lines;
 }
