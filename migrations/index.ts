@@ -3,6 +3,7 @@ import { AccessControl1763900000000 } from './1763900000000-AccessControl.js';
 import { TestResults1764000000000 } from './1764000000000-TestResults.js';
 import { IngestQueue1764100000000 } from './1764100000000-IngestQueue.js';
 import { PendingIngest1764200000000 } from './1764200000000-PendingIngest.js';
+import { MailAndAccounts1764400000000 } from './1764400000000-MailAndAccounts.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -11,4 +12,5 @@ export const MIGRATIONS = [
   TestResults1764000000000,
   IngestQueue1764100000000,
   PendingIngest1764200000000,
+  MailAndAccounts1764400000000,
 ];

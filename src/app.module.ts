@@ -15,6 +15,8 @@ import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
 import { KvModule } from './infra/kv/kv.module.js';
+import { MailModule } from './mail/mail.module.js';
+import { AccountModule } from './users/account.module.js';
 import { UsersModule } from './users/users.module.js';
 
 @Module({})
@@ -30,8 +32,10 @@ export class AppModule {
         QueueModule,
         HealthModule,
         AuditModule,
+        MailModule,
         UsersModule,
         AuthModule,
+        AccountModule,
         ApiTokensModule,
         AccessModule,
         IngestV1Module,

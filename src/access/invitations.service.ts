@@ -107,7 +107,8 @@ export class InvitationsService {
       invitedBy: actor.id,
       expiresAt: new Date(Date.now() + VALID_DAYS * 86_400_000),
     });
-    this.events.emit(INVITATION_CREATED, {
+    // Awaited: the mail module stores the invitation email durably before the request answers 202.
+    await this.events.emitAsync(INVITATION_CREATED, {
       invitationId: invitation.id,
       kind: target.kind,
       email,

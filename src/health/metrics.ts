@@ -20,6 +20,29 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly mailSent = new Counter({
+    name: 'tms_mail_sent_total',
+    help: 'Messages the mail relay accepted, by kind',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+  readonly mailFailed = new Counter({
+    name: 'tms_mail_failed_total',
+    help: 'Messages given up on (permanent relay error or too many attempts), by kind',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
+  readonly mailDropped = new Counter({
+    name: 'tms_mail_dropped_total',
+    help: 'Messages dropped by the per-recipient limit',
+    registers: [this.registry],
+  });
+  readonly mailBreakerState = new Gauge({
+    name: 'tms_mail_circuit_state',
+    help: 'Mail circuit breaker: 0 closed, 1 open, 2 half-open',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tms_' });
   }

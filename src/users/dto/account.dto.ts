@@ -1,0 +1,39 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsEmail, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+
+/** Values that end up in mail headers or greetings: one line, no control characters. */
+export const NO_CONTROL_CHARS = /^[^\u0000-\u001f\u007f]*$/;
+
+export class EmailDto {
+  @ApiProperty({ example: 'grace@example.com' })
+  @IsEmail({}, { message: 'email must be an email address' })
+  @Matches(NO_CONTROL_CHARS, { message: 'email must be one line without control characters' })
+  @MaxLength(320)
+  email: string;
+}
+
+export class RegisterDto extends EmailDto {
+  @ApiProperty({ example: 'Grace Hopper' })
+  @IsString()
+  @MinLength(1, { message: 'fullName must not be empty' })
+  @MaxLength(200)
+  @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line without control characters' })
+  fullName: string;
+}
+
+export class TokenPasswordDto {
+  @ApiProperty({ description: 'The token from the link in the email' })
+  @IsString()
+  @MinLength(20)
+  @MaxLength(200)
+  token: string;
+
+  @ApiProperty({ description: '12 to 256 characters, not the email address', format: 'password' })
+  @IsString()
+  password: string;
+}
+
+export class AcceptedDto {
+  @ApiProperty({ example: 'If the address can be used, an email is on its way' })
+  message: string;
+}
