@@ -51,7 +51,15 @@ function configure(app: NestExpressApplication, config: AppConfig): void {
   }
   // Only the refresh and logout endpoints read a cookie.
   app.use(['/api/auth/refresh', '/api/auth/logout'], cookieParser());
-  const json = express.json({ limit: config.http.bodyLimit });
+  const json = express.json({
+    limit: config.http.bodyLimit,
+    // The billing webhook's signature covers the exact bytes received.
+    verify: (req: Request & { rawBody?: Buffer }, _res, buf) => {
+      if (req.url.startsWith('/api/billing/events')) {
+        req.rawBody = buf;
+      }
+    },
+  });
   app.use((req: Request, res: Response, next: NextFunction) => (BODILESS.has(req.method) ? next() : json(req, res, next)));
   app.use(bodyErrors);
   app.useGlobalPipes(createValidationPipe());

@@ -5,6 +5,7 @@ import { AccessModule } from './access/access.module.js';
 import { AdminModule } from './admin/admin.module.js';
 import { ApiTokensModule } from './api-tokens/api-tokens.module.js';
 import { AuditModule } from './audit/audit.module.js';
+import { BillingModule } from './billing/billing.module.js';
 import { AuthModule } from './auth/auth.module.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { AppConfig } from './config/app-config.js';
@@ -41,6 +42,7 @@ export class AppModule {
         IngestV1Module,
         IngestV2Module,
         AdminModule,
+        BillingModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };

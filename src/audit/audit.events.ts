@@ -25,6 +25,7 @@ export const AUDIT_TYPES = [
   'PROJECT_DELETED',
   'INVITATION_CREATED',
   'INVITATION_ACCEPTED',
+  'SUBSCRIPTION_CHANGED',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];
