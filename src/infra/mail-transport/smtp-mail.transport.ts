@@ -12,6 +12,14 @@ export interface SmtpSettings {
   user?: string;
   pass?: string;
   rejectUnauthorized: boolean;
+  /** Normally derived from the port (465 implicit, 587 STARTTLS required, others STARTTLS when offered). */
+  tls?: SmtpTlsMode;
+}
+
+export type SmtpTlsMode = 'implicit' | 'starttls-required' | 'starttls-if-offered';
+
+export function tlsModeOf(port: number): SmtpTlsMode {
+  return port === 465 ? 'implicit' : port === 587 ? 'starttls-required' : 'starttls-if-offered';
 }
 
 /**
@@ -20,11 +28,12 @@ export interface SmtpSettings {
  * upgrades with STARTTLS when the relay offers it.
  */
 export function smtpOptions(settings: SmtpSettings): SMTPTransport.Options {
+  const tls = settings.tls ?? tlsModeOf(settings.port);
   const options: SMTPTransport.Options = {
     host: settings.host,
     port: settings.port,
-    secure: settings.port === 465,
-    requireTLS: settings.port === 587,
+    secure: tls === 'implicit',
+    requireTLS: tls === 'starttls-required',
     connectionTimeout: SMTP_TIMEOUT_MS,
     greetingTimeout: SMTP_TIMEOUT_MS,
     socketTimeout: SMTP_TIMEOUT_MS,
