@@ -33,8 +33,9 @@ export class MailOutboxRepository {
   }
 
   async claimDue(limit: number): Promise<QueuedMail[]> {
-    const rows: QueuedMail[] = await this.db.query(
-      `UPDATE mail_outbox SET locked_until = now() + make_interval(secs => $2)
+    // TypeORM answers an UPDATE with [rows, affected].
+    const [rows]: [QueuedMail[], number] = await this.db.query(
+      `UPDATE mail_outbox SET locked_until = now() + ($2::double precision * interval '1 second')
         WHERE id IN (SELECT id FROM mail_outbox
                       WHERE status = 'PENDING' AND next_attempt_at <= now()
                         AND (locked_until IS NULL OR locked_until < now())
@@ -58,7 +59,7 @@ export class MailOutboxRepository {
 
   async retryLater(id: string, delaySeconds: number, error: string, countAttempt: boolean): Promise<void> {
     await this.db.query(
-      `UPDATE mail_outbox SET next_attempt_at = now() + make_interval(secs => $2), locked_until = NULL,
+      `UPDATE mail_outbox SET next_attempt_at = now() + ($2::double precision * interval '1 second'), locked_until = NULL,
               last_error = $3, attempts = attempts + $4
         WHERE id = $1`,
       [id, delaySeconds, error.slice(0, 500), countAttempt ? 1 : 0],
@@ -76,8 +77,8 @@ export class MailOutboxRepository {
 
   /** Delivery records older than `days` are dropped. */
   async prune(days: number): Promise<number> {
-    const rows: unknown[] = await this.db.query(
-      `DELETE FROM mail_outbox WHERE status <> 'PENDING' AND created_at < now() - make_interval(days => $1) RETURNING id`,
+    const [rows]: [unknown[], number] = await this.db.query(
+      `DELETE FROM mail_outbox WHERE status <> 'PENDING' AND created_at < now() - ($1::integer * interval '1 day') RETURNING id`,
       [days],
     );
     return rows.length;

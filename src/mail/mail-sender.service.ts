@@ -66,7 +66,7 @@ export class MailSenderService implements OnApplicationBootstrap, OnApplicationS
       return;
     }
     this.running = this.drain()
-      .catch((error: Error) => this.logger.error(`Mail sender: ${error.message}`))
+      .catch((error: Error) => this.logger.error(`Mail sender: ${error.message}`, error.stack))
       .finally(() => {
         this.running = undefined;
         if (this.again && !this.stopped) {

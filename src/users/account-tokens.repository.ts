@@ -23,7 +23,7 @@ export class AccountTokensRepository {
       );
       await tx.query(
         `INSERT INTO account_tokens (user_id, purpose, token_hash, expires_at)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+         VALUES ($1, $2, $3, now() + ($4::double precision * interval '1 second'))`,
         [userId, purpose, tokenHash, validSeconds],
       );
     });
@@ -41,7 +41,8 @@ export class AccountTokensRepository {
 
   /** Uses the token up; false when another request used it first. */
   async consume(tx: EntityManager, tokenId: string): Promise<boolean> {
-    const used: unknown[] = await tx.query(
+    // TypeORM answers an UPDATE with [rows, affected].
+    const [used]: [unknown[], number] = await tx.query(
       `UPDATE account_tokens SET used_at = now() WHERE id = $1 AND used_at IS NULL AND expires_at > now() RETURNING id`,
       [tokenId],
     );
