@@ -1,8 +1,10 @@
-import { readFileSync, statSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Scratch } from '../support/scratch.js';
 import { freePort, requireBuild, runService, waitForHttp } from '../support/process.js';
 import { createTestDatabase } from '../support/database.js';
+import { eventually } from '../support/http.js';
+import { parseMessage, tokenIn } from '../support/smtp.js';
 
 describe('Starting the built service (node dist/main.js)', () => {
   const scratch = new Scratch();
@@ -51,6 +53,26 @@ describe('Starting the built service (node dist/main.js)', () => {
       const { accessToken } = (await res.json()) as { accessToken: string };
       const me = await fetch(`http://127.0.0.1:${port}/api/auth/me`, { headers: { authorization: `Bearer ${accessToken}` } });
       expect(((await me.json()) as { admin: boolean }).admin).toBe(true);
+
+      // Without SMTP_HOST, registration still completes: the message goes to the log and to the outbox.
+      const post = (path: string, body: object) =>
+        fetch(`http://127.0.0.1:${port}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(body),
+        });
+      expect((await post('/api/auth/register', { fullName: 'New Comer', email: 'newcomer@example.com' })).status).toBe(202);
+      await eventually(async () => (proc.output().includes('Mail sent: verification') ? true : undefined), 15_000);
+      const outbox = join(dataDir, 'outbox');
+      const [file] = readdirSync(outbox).filter((f) => f.endsWith('-verification.eml'));
+      const mail = parseMessage(readFileSync(join(outbox, file), 'utf8'));
+      expect(mail.headers.to).toBe('newcomer@example.com');
+      const token = tokenIn(mail);
+      const sentLine = proc.output().split('\n').find((l) => l.includes('Mail sent: verification'))!;
+      expect(sentLine).not.toContain(token);
+      expect((await post('/api/auth/verify-email', { token, password: 'newcomer-password-1' })).status).toBe(204);
+      const signIn = await post('/api/auth/login', { username: 'newcomer@example.com', password: 'newcomer-password-1' });
+      expect(signIn.status).toBe(200);
     } finally {
       proc.child.kill('SIGTERM');
       await proc.exited;

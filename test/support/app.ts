@@ -85,7 +85,7 @@ export class TestDeployment {
    * A replica in a process of its own (the built dist/main.js), for behaviour that must hold between
    * processes: nothing in-process (caches, Passport's registry) is shared with the test's replicas.
    */
-  async startProcessReplica(): Promise<{ url: string }> {
+  async startProcessReplica(): Promise<{ url: string; output: () => string }> {
     requireBuild();
     const port = await freePort();
     const vars = testEnv({
@@ -100,7 +100,7 @@ export class TestDeployment {
     this.dataDirs.push(vars.SVC_DATA_DIR);
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp(`${url}/api/health/ready`, proc);
-    return { url };
+    return { url, output: () => proc.output() };
   }
 
   async stop(): Promise<void> {

@@ -9,6 +9,7 @@ export interface CapturedMail {
   subject: string;
   text: string;
   raw: string;
+  headers: Record<string, string>;
   /** The user the client authenticated as, if it did. */
   user?: string;
   secure: boolean;
