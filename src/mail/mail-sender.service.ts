@@ -11,6 +11,8 @@ import { Metrics } from '../health/metrics.js';
 export const MAIL_POLL_MS = 1_000;
 const BATCH = 5;
 const MAX_ATTEMPTS = 8;
+const KEEP_DAYS = 30;
+const PRUNE_EVERY_MS = 3_600_000;
 const STATES = ['closed', 'open', 'half-open', 'isolated'];
 
 /**
@@ -22,6 +24,7 @@ const STATES = ['closed', 'open', 'half-open', 'isolated'];
 export class MailSenderService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Mail');
   private timer?: NodeJS.Timeout;
+  private pruner?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
@@ -46,12 +49,27 @@ export class MailSenderService implements OnApplicationBootstrap, OnApplicationS
   onApplicationBootstrap(): void {
     this.timer = setInterval(() => this.wake(), MAIL_POLL_MS);
     this.timer.unref();
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.pruner.unref();
     this.wake();
+  }
+
+  /** Delivery records (bodies already gone) are kept for a month, for support questions. */
+  private async prune(): Promise<void> {
+    try {
+      const removed = await this.outbox.prune(KEEP_DAYS);
+      if (removed) {
+        this.logger.log(`Removed ${removed} delivery record(s) older than ${KEEP_DAYS} days`);
+      }
+    } catch (error) {
+      this.logger.error(`Pruning the outbox failed: ${(error as Error).message}`);
+    }
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.pruner);
     await this.running;
     await this.transport.close();
   }
