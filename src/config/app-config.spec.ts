@@ -107,4 +107,47 @@ describe('empty variables', () => {
     expect(sut.auth.accessTtlSeconds).toBe(900);
     expect(sut.db.url).toBeUndefined();
   });
+
+  describe('mail', () => {
+    const load = (env: Record<string, string>) => AppConfig.load({ SVC_DATA_DIR: scratch.dir('tms-cfg-'), ...env });
+
+    it('without SMTP_HOST uses the outbox in SVC_DATA_DIR, with a sender from the base URL and a limit of 5', () => {
+      const sut = load({ SVC_JWT_SECRET: SECRET, SVC_BASE_URL: 'https://tms.example.com/' });
+      expect(sut.mail.smtp).toBeUndefined();
+      expect(sut.mail.outboxDir).toBe(join(sut.dataDir, 'outbox'));
+      expect(sut.mail.from).toEqual({ name: 'TMS', address: 'noreply@tms.example.com' });
+      expect(sut.mail.perRecipientPerHour).toBe(5);
+    });
+
+    it('reads SMTP_* and MAIL_FROM (not prefixed SVC_) and defaults the port to 587', () => {
+      const sut = load({
+        SVC_JWT_SECRET: SECRET,
+        SMTP_HOST: 'smtp.example.com',
+        SMTP_USER: 'resend',
+        SMTP_PASS: 're_123',
+        MAIL_FROM: 'Test Management <tms@example.com>',
+        SVC_SMTP_TLS_REJECT_UNAUTHORIZED: 'false',
+        SVC_MAIL_RATE_PER_RECIPIENT: '9',
+      });
+      expect(sut.mail.smtp).toEqual({ host: 'smtp.example.com', port: 587, user: 'resend', pass: 're_123', rejectUnauthorized: false });
+      expect(sut.mail.from).toEqual({ name: 'Test Management', address: 'tms@example.com' });
+      expect(sut.mail.perRecipientPerHour).toBe(9);
+    });
+
+    it('treats empty SMTP_USER and SMTP_PASS as no authentication', () => {
+      const sut = load({ SVC_JWT_SECRET: SECRET, SMTP_HOST: 'localhost', SMTP_PORT: '25', SMTP_USER: '', SMTP_PASS: '' });
+      expect(sut.mail.smtp).toMatchObject({ port: 25, user: undefined, pass: undefined });
+    });
+
+    it.each([
+      [{ SMTP_HOST: 'smtp.example.com', SMTP_USER: 'only-user' }, /SMTP_USER and SMTP_PASS/],
+      [{ SMTP_HOST: 'smtp.example.com', SMTP_PORT: '99999' }, /SMTP_PORT/],
+      [{ SMTP_HOST: 'smtp.example.com\r\nX: y' }, /SMTP_HOST/],
+      [{ MAIL_FROM: 'tms@example.com\r\nBcc: victim@example.com' }, /MAIL_FROM/],
+      [{ MAIL_FROM: 'not an address' }, /MAIL_FROM/],
+      [{ SVC_BILLING_WEBHOOK_SECRET: 'short' }, /SVC_BILLING_WEBHOOK_SECRET/],
+    ])('refuses %j', (env, message) => {
+      expect(() => load({ SVC_JWT_SECRET: SECRET, ...env })).toThrow(message);
+    });
+  });
 });
