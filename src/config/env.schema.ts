@@ -138,7 +138,7 @@ export class EnvironmentVariables {
   SVC_BODY_LIMIT: string = '10mb';
 
   // ---- outbound mail (SMTP; unset SMTP_HOST = messages go to the log and SVC_DATA_DIR/outbox/) ----
-  @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:\[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
   SMTP_HOST?: string;
 
   @IsOptional() @Transform(toInt) @IsInt({ message: 'SMTP_PORT must be a port number' }) @Min(1) @Max(65535)

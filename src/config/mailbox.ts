@@ -1,4 +1,5 @@
 import { isEmail } from 'class-validator';
+import { NO_CONTROL_CHARS } from '../common/text.js';
 
 export interface Mailbox {
   name?: string;
@@ -10,7 +11,7 @@ export interface Mailbox {
  * or whose address is not an email address, is refused: such values end up in mail headers.
  */
 export function parseMailbox(text: string): Mailbox | undefined {
-  if (/[\u0000-\u001f\u007f]/.test(text)) {
+  if (!NO_CONTROL_CHARS.test(text)) {
     return undefined;
   }
   const angle = /^\s*(?:"?([^"<>]*?)"?\s*)?<([^<>\s]+)>\s*$/.exec(text);

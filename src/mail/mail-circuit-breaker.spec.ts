@@ -21,21 +21,21 @@ describe(TrialCircuitBreaker.name, () => {
   });
 
   it('stays closed below half failures in the window of 10 calls', async () => {
-    for (let i = 0; i < 6; i++) await outcome(ok());
-    for (let i = 0; i < 4; i++) await outcome(fail());
+    for (let i = 0; i < 6; i++) {await outcome(ok());}
+    for (let i = 0; i < 4; i++) {await outcome(fail());}
     expect(breaker.state).toBe(CircuitState.Closed);
   });
 
   it('does not decide before 10 calls were seen', async () => {
-    for (let i = 0; i < 9; i++) await outcome(fail());
+    for (let i = 0; i < 9; i++) {await outcome(fail());}
     expect(breaker.state).toBe(CircuitState.Closed);
     await outcome(fail());
     expect(breaker.state).toBe(CircuitState.Open);
   });
 
   it('opens at exactly 50% failures over the rolling window, and refuses calls at once while open', async () => {
-    for (let i = 0; i < 5; i++) await outcome(ok());
-    for (let i = 0; i < 5; i++) await outcome(fail());
+    for (let i = 0; i < 5; i++) {await outcome(ok());}
+    for (let i = 0; i < 5; i++) {await outcome(fail());}
     expect(breaker.state).toBe(CircuitState.Open);
     let called = false;
     await expect(
@@ -47,14 +47,14 @@ describe(TrialCircuitBreaker.name, () => {
   });
 
   it('the window rolls: old failures drop out', async () => {
-    for (let i = 0; i < 4; i++) await outcome(fail());
-    for (let i = 0; i < 20; i++) await outcome(ok());
-    for (let i = 0; i < 4; i++) await outcome(fail());
+    for (let i = 0; i < 4; i++) {await outcome(fail());}
+    for (let i = 0; i < 20; i++) {await outcome(ok());}
+    for (let i = 0; i < 4; i++) {await outcome(fail());}
     expect(breaker.state).toBe(CircuitState.Closed);
   });
 
   async function openIt() {
-    for (let i = 0; i < 10; i++) await outcome(fail());
+    for (let i = 0; i < 10; i++) {await outcome(fail());}
     expect(breaker.state).toBe(CircuitState.Open);
   }
 
@@ -70,7 +70,7 @@ describe(TrialCircuitBreaker.name, () => {
     expect(breaker.state).toBe(CircuitState.Closed);
     expect(transitions).toEqual([CircuitState.Open, CircuitState.HalfOpen, CircuitState.Closed]);
     // Closed again with a fresh window: a few failures do not reopen it.
-    for (let i = 0; i < 4; i++) await outcome(fail());
+    for (let i = 0; i < 4; i++) {await outcome(fail());}
     expect(breaker.state).toBe(CircuitState.Closed);
   });
 

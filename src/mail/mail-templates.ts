@@ -1,3 +1,5 @@
+import { CONTROL_CHARS } from '../common/text.js';
+
 /**
  * One plain-text template per kind of message: what happened, the action link (built from SVC_BASE_URL)
  * and why the reader got it. Values come from the database or validated input; none may contain a line
@@ -194,5 +196,5 @@ const TEMPLATES: { [K in MailKind]: (ctx: MailContext, v: MailKinds[K]) => MailC
 export function renderMail<K extends MailKind>(kind: K, ctx: MailContext, values: MailKinds[K]): MailContent {
   const content = TEMPLATES[kind](ctx, values);
   // Header injection is refused at the door; this is the last line of defence for subjects.
-  return { ...content, subject: content.subject.replace(/[\r\n\u0000-\u001f\u007f]+/g, ' ').slice(0, 300) };
+  return { ...content, subject: content.subject.replace(CONTROL_CHARS, ' ').slice(0, 300) };
 }

@@ -1,14 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsEmail, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { NO_CONTROL_CHARS } from '../../common/text.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
 
-const ONE_LINE = /^[^\r\n]*$/;
 
 export class WorkspaceInvitationDto {
   @ApiProperty({ example: 'grace@example.com' })
   @IsEmail({}, { message: 'email must be an email address' })
-  @Matches(ONE_LINE, { message: 'email must be one line' })
+  @Matches(NO_CONTROL_CHARS, { message: 'email must be one line' })
   @MaxLength(320)
   email: string;
 }
@@ -31,7 +31,7 @@ export class AcceptInvitationDto {
   @IsString()
   @MinLength(1)
   @MaxLength(200)
-  @Matches(ONE_LINE, { message: 'fullName must be one line' })
+  @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line' })
   fullName?: string;
 
   @ApiPropertyOptional({ description: 'Needed when the invitation creates a new account: 12 to 256 characters', format: 'password' })

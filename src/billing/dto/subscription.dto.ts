@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { NO_CONTROL_CHARS } from '../../common/text.js';
 
 export const SUBSCRIPTION_STATUSES = ['TRIAL', 'ACTIVE', 'PAST_DUE', 'EXPIRED'] as const;
 export type SubscriptionStatus = (typeof SUBSCRIPTION_STATUSES)[number];
@@ -72,20 +73,20 @@ export class BillingEventDto {
   @IsOptional()
   @IsString()
   @MaxLength(40)
-  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'amount must be one line' })
+  @Matches(NO_CONTROL_CHARS, { message: 'amount must be one line' })
   amount?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
   @MaxLength(100)
-  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'invoiceId must be one line' })
+  @Matches(NO_CONTROL_CHARS, { message: 'invoiceId must be one line' })
   invoiceId?: string;
 
   @ApiPropertyOptional({ description: 'Why a payment failed' })
   @IsOptional()
   @IsString()
   @MaxLength(200)
-  @Matches(/^[^\u0000-\u001f\u007f]*$/, { message: 'reason must be one line' })
+  @Matches(NO_CONTROL_CHARS, { message: 'reason must be one line' })
   reason?: string;
 }

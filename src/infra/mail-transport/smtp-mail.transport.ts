@@ -72,7 +72,8 @@ export class SmtpMailTransport extends MailTransport {
     });
   }
 
-  async close(): Promise<void> {
+  close(): Promise<void> {
     this.transporter.close();
+    return Promise.resolve();
   }
 }

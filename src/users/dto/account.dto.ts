@@ -1,8 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsEmail, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { NO_CONTROL_CHARS } from '../../common/text.js';
 
-/** Values that end up in mail headers or greetings: one line, no control characters. */
-export const NO_CONTROL_CHARS = /^[^\u0000-\u001f\u007f]*$/;
 
 export class EmailDto {
   @ApiProperty({ example: 'grace@example.com' })
