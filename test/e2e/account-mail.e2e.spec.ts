@@ -188,4 +188,19 @@ describe('Registration, verification and password reset by email', () => {
     const [workspace] = await mailTo('colleague@example.com');
     expect(workspace.subject).toMatch(/invited you to join/);
   });
+
+  // Last in this file: it uses up this client's forgot-password allowance for the minute.
+  it('limits forgot-password per client: 429 with Retry-After: 60 past 10 a minute', async () => {
+    const statuses: number[] = [];
+    let refused: request.Response | undefined;
+    for (let i = 0; i < 12 && !refused; i++) {
+      const res = await request(app.url).post('/api/auth/forgot-password').send({ email: `flood-${i}@example.com` });
+      statuses.push(res.status);
+      refused = res.status === 429 ? res : undefined;
+    }
+    expect(refused).toBeDefined();
+    expect(refused!.headers['retry-after']).toBe('60');
+    expect(refused!.body).toMatchObject({ status: 429, error: 'Too Many Requests' });
+    expect(statuses.slice(0, -1).every((s) => s === 202)).toBe(true);
+  });
 });
