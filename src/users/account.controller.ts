@@ -10,7 +10,8 @@ import {
 import { ClientIp, Public } from '../common/decorators.js';
 import { ErrorBody } from '../common/error-body.js';
 import { AccountService } from './account.service.js';
-import { AcceptedDto, EmailDto, RegisterDto, TokenPasswordDto } from './dto/account.dto.js';
+import { EmailDto } from '../common/email.dto.js';
+import { AcceptedDto, RegisterDto, TokenPasswordDto } from './dto/account.dto.js';
 
 @ApiTags('Authentication')
 @Controller('api/auth')
@@ -22,11 +23,15 @@ export class AccountController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Register: sends a verification email',
-    description: 'Always 202 with the same body, whether or not the address is known. A verified address gets a notice instead.',
+    description:
+      'Always 202 with the same body, whether or not the address is known. A verified address gets a notice instead.',
   })
   @ApiAcceptedResponse({ type: AcceptedDto })
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Malformed address or name (line breaks included)' })
-  @ApiTooManyRequestsResponse({ type: ErrorBody, description: '10 requests per minute per client; Retry-After: 60' })
+  @ApiTooManyRequestsResponse({
+    type: ErrorBody,
+    description: '10 requests per minute per client; Retry-After: 60',
+  })
   register(@Body() dto: RegisterDto, @ClientIp() ip: string): Promise<AcceptedDto> {
     return this.account.register(dto, ip);
   }
@@ -34,7 +39,9 @@ export class AccountController {
   @Public()
   @Post('verify-email')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Confirm the address with the emailed token and set the password (token valid 24 h, once)' })
+  @ApiOperation({
+    summary: 'Confirm the address with the emailed token and set the password (token valid 24 h, once)',
+  })
   @ApiNoContentResponse()
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid, expired or used token; weak password' })
   verifyEmail(@Body() dto: TokenPasswordDto, @ClientIp() ip: string): Promise<void> {
@@ -46,7 +53,8 @@ export class AccountController {
   @HttpCode(202)
   @ApiOperation({
     summary: 'Send a password-reset email to a local account',
-    description: 'Always 202. At most 3 reset emails per address and hour; 10 requests per minute per client.',
+    description:
+      'Always 202. At most 3 reset emails per address and hour; 10 requests per minute per client.',
   })
   @ApiAcceptedResponse({ type: AcceptedDto })
   @ApiTooManyRequestsResponse({ type: ErrorBody, description: 'Retry-After: 60' })
@@ -57,7 +65,9 @@ export class AccountController {
   @Public()
   @Post('reset-password')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Set a new password with the emailed token (valid 1 h, once); signs out every session' })
+  @ApiOperation({
+    summary: 'Set a new password with the emailed token (valid 1 h, once); signs out every session',
+  })
   @ApiNoContentResponse()
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Invalid, expired or used token; weak password' })
   resetPassword(@Body() dto: TokenPasswordDto, @ClientIp() ip: string): Promise<void> {

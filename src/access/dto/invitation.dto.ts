@@ -1,17 +1,11 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsEmail, IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { EmailDto } from '../../common/email.dto.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
 
-
-export class WorkspaceInvitationDto {
-  @ApiProperty({ example: 'grace@example.com' })
-  @IsEmail({}, { message: 'email must be an email address' })
-  @Matches(NO_CONTROL_CHARS, { message: 'email must be one line' })
-  @MaxLength(320)
-  email: string;
-}
+export class WorkspaceInvitationDto extends EmailDto {}
 
 export class ProjectInvitationDto extends WorkspaceInvitationDto {
   @ApiProperty({ enum: PROJECT_ROLES })
@@ -34,7 +28,10 @@ export class AcceptInvitationDto {
   @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line' })
   fullName?: string;
 
-  @ApiPropertyOptional({ description: 'Needed when the invitation creates a new account: 12 to 256 characters', format: 'password' })
+  @ApiPropertyOptional({
+    description: 'Needed when the invitation creates a new account: 12 to 256 characters',
+    format: 'password',
+  })
   @IsOptional()
   @IsString()
   password?: string;

@@ -1,15 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { EmailDto } from '../../common/email.dto.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
-
-
-export class EmailDto {
-  @ApiProperty({ example: 'grace@example.com' })
-  @IsEmail({}, { message: 'email must be an email address' })
-  @Matches(NO_CONTROL_CHARS, { message: 'email must be one line without control characters' })
-  @MaxLength(320)
-  email: string;
-}
 
 export class RegisterDto extends EmailDto {
   @ApiProperty({ example: 'Grace Hopper' })

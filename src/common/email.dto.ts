@@ -1,0 +1,12 @@
+import { ApiProperty } from '@nestjs/swagger';
+import { IsEmail, Matches, MaxLength } from 'class-validator';
+import { NO_CONTROL_CHARS } from './text.js';
+
+/** A body with one email address: valid, one line (it ends up in mail headers), at most 320 characters. */
+export class EmailDto {
+  @ApiProperty({ example: 'grace@example.com' })
+  @IsEmail({}, { message: 'email must be an email address' })
+  @Matches(NO_CONTROL_CHARS, { message: 'email must be one line without control characters' })
+  @MaxLength(320)
+  email: string;
+}
