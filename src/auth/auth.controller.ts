@@ -2,12 +2,14 @@ import { Body, Controller, Get, Header, HttpCode, Post, Req, Res, UseGuards } fr
 import {
   ApiBearerAuth,
   ApiCookieAuth,
+  ApiExtraModels,
   ApiNoContentResponse,
   ApiOkResponse,
   ApiOperation,
   ApiTags,
   ApiTooManyRequestsResponse,
   ApiUnauthorizedResponse,
+  getSchemaPath,
 } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { AuthUser } from '../common/auth-user.js';
@@ -21,6 +23,7 @@ import { TokenResponseDto } from './dto/token-response.dto.js';
 import { LoginThrottlerGuard } from './login-throttler.guard.js';
 import { clearRefreshCookie, refreshCookieOf, setRefreshCookie } from './refresh-cookie.js';
 import { SameSiteGuard } from './same-site.guard.js';
+import { TwoFactorChallengeDto, TwoFactorVerifyDto } from '../two-factor/dto/two-factor.dto.js';
 
 @ApiTags('Authentication')
 @Controller('api/auth')
@@ -36,15 +39,40 @@ export class AuthController {
   @UseGuards(LoginThrottlerGuard)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Sign in; sets the rotating refresh cookie `svc_refresh`' })
-  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiExtraModels(TokenResponseDto, TwoFactorChallengeDto)
+  @ApiOkResponse({
+    description: 'Signed in, or, with two-factor active, a challenge for POST /api/auth/2fa/verify (no cookie, no access)',
+    schema: { oneOf: [{ $ref: getSchemaPath(TokenResponseDto) }, { $ref: getSchemaPath(TwoFactorChallengeDto) }] },
+  })
   @ApiUnauthorizedResponse({ type: ErrorBody, description: 'Wrong user name or password' })
   @ApiTooManyRequestsResponse({ type: ErrorBody, description: '60 attempts per minute per client; Retry-After: 60' })
   async login(
     @Body() dto: LoginDto,
     @ClientIp() ip: string,
     @Res({ passthrough: true }) res: Response,
+  ): Promise<TokenResponseDto | TwoFactorChallengeDto> {
+    const outcome = await this.auth.login(dto, ip);
+    return 'twoFactorRequired' in outcome ? outcome : this.respond(res, outcome);
+  }
+
+  @Public()
+  @Post('2fa/verify')
+  @HttpCode(200)
+  @Header('Cache-Control', 'no-store')
+  @ApiTags('Two-factor authentication')
+  @ApiOperation({
+    summary: 'Second login step: the 6-digit code or one unused recovery code; sets the refresh cookie',
+    description: 'A code accepted once is refused in its time step (no replay). 5 attempts per minute per user.',
+  })
+  @ApiOkResponse({ type: TokenResponseDto })
+  @ApiUnauthorizedResponse({ type: ErrorBody, description: 'Wrong code, or the challenge is invalid, expired or used' })
+  @ApiTooManyRequestsResponse({ type: ErrorBody, description: '5 attempts per minute per user; Retry-After: 60' })
+  async verifyTwoFactor(
+    @Body() dto: TwoFactorVerifyDto,
+    @ClientIp() ip: string,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<TokenResponseDto> {
-    return this.respond(res, await this.auth.login(dto, ip));
+    return this.respond(res, await this.auth.verifyTwoFactor(dto, ip));
   }
 
   @Public()

@@ -6,6 +6,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { ApiTokensModule } from '../api-tokens/api-tokens.module.js';
+import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { UsersModule } from '../users/users.module.js';
 import { AccessTokenService } from './access-token.service.js';
 import { AuthController } from './auth.controller.js';
@@ -22,6 +23,7 @@ import { SameSiteGuard } from './same-site.guard.js';
   imports: [
     UsersModule,
     ApiTokensModule,
+    TwoFactorModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [AppConfig],

@@ -10,9 +10,13 @@ import type { UsersRepository } from '../users/users.repository.js';
 import type { AccessTokenService } from './access-token.service.js';
 import { AuthService } from './auth.service.js';
 import type { RefreshTokenService } from './refresh-token.service.js';
+import type { TwoFactorService } from '../two-factor/two-factor.service.js';
 
 describe(AuthService.name, () => {
   const user = makeUser({ id: '5', email: 'ada@example.com', passwordHash: 'hash' });
+  const guarded = makeUser({ id: '6', email: 'grace@example.com', passwordHash: 'hash', twoFactorEnabled: true });
+  const challenge = { twoFactorRequired: true as const, challengeToken: 'challenge', expiresIn: 300 };
+  let accessTokens: { issue: ReturnType<typeof jest.fn> };
   let kv: MemoryKeyValueStore;
   let hasher: { verify: ReturnType<typeof jest.fn>; verifyDummy: ReturnType<typeof jest.fn> };
   let events: { emit: ReturnType<typeof jest.fn> };
@@ -22,16 +26,18 @@ describe(AuthService.name, () => {
     kv = new MemoryKeyValueStore();
     hasher = { verify: jest.fn(async (_h: string, p: string) => p === 'right'), verifyDummy: jest.fn(async () => false) };
     events = { emit: jest.fn() };
-    const users = { findByEmail: jest.fn(async (e: string) => (e === user.email ? user : null)) };
+    const users = { findByEmail: jest.fn(async (e: string) => [user, guarded].find((u) => u.email === e) ?? null) };
+    accessTokens = { issue: jest.fn(async () => ({ accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 })) };
     sut = new AuthService(
       users as unknown as UsersRepository,
       { get: users.findByEmail } as unknown as UserCache,
       hasher as unknown as PasswordHasher,
-      { issue: jest.fn(async () => ({ accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 })) } as unknown as AccessTokenService,
+      accessTokens as unknown as AccessTokenService,
       { issue: jest.fn(async () => 'refresh') } as unknown as RefreshTokenService,
       kv,
       { auth: { loginFailuresPerAccountHour: 3 } } as AppConfig,
       events as unknown as EventEmitter2,
+      { startChallenge: jest.fn(async () => challenge) } as unknown as TwoFactorService,
     );
   });
   afterEach(() => kv.close());
@@ -59,5 +65,11 @@ describe(AuthService.name, () => {
     const blocked = sut.login({ username: user.email, password: 'right' }, 'ip');
     await expect(blocked).rejects.toMatchObject({ code: 'RATE_LIMITED' });
     expect(hasher.verify).toHaveBeenCalledTimes(3);
+  });
+
+  it('answers a passing password step of a two-factor user with a challenge only: no tokens, no success yet', async () => {
+    await expect(sut.login({ username: guarded.email, password: 'right' }, 'ip')).resolves.toEqual(challenge);
+    expect(accessTokens.issue).not.toHaveBeenCalled();
+    expect(events.emit).not.toHaveBeenCalledWith('audit.record', expect.objectContaining({ type: 'LOGIN_SUCCESS' }));
   });
 });

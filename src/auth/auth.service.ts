@@ -13,6 +13,8 @@ import type { LoginDto } from './dto/login.dto.js';
 import type { MeDto } from './dto/me.dto.js';
 import { rateLimitAudit } from './rate-limit-audit.js';
 import { RefreshTokenService } from './refresh-token.service.js';
+import type { TwoFactorChallengeDto, TwoFactorVerifyDto } from '../two-factor/dto/two-factor.dto.js';
+import { TwoFactorService } from '../two-factor/two-factor.service.js';
 
 export interface SignedIn {
   access: IssuedAccessToken;
@@ -33,9 +35,11 @@ export class AuthService {
     private readonly kv: KeyValueStore,
     private readonly config: AppConfig,
     private readonly events: EventEmitter2,
+    private readonly twoFactor: TwoFactorService,
   ) {}
 
-  async login(dto: LoginDto, ip: string): Promise<SignedIn> {
+  /** The password step: signed in, or (two-factor active) a challenge for the second step that grants nothing. */
+  async login(dto: LoginDto, ip: string): Promise<SignedIn | TwoFactorChallengeDto> {
     const username = dto.username.trim().toLowerCase();
     const failuresKey = `login-failures:${username}`;
     const failures = Number((await this.kv.get(failuresKey)) ?? 0);
@@ -51,8 +55,19 @@ export class AuthService {
       this.audit({ type: 'LOGIN_FAILURE', actorId: user?.id, actorEmail: username, ip, details: { reason } });
       throw AppError.unauthenticated(INVALID_CREDENTIALS);
     }
+    if (user!.twoFactorEnabled) {
+      return this.twoFactor.startChallenge(user!.id);
+    }
     this.audit({ type: 'LOGIN_SUCCESS', actorId: user!.id, actorEmail: user!.email, ip });
     return this.signIn(user!.id);
+  }
+
+  /** The second step of a login with two-factor active. */
+  async verifyTwoFactor(dto: TwoFactorVerifyDto, ip: string): Promise<SignedIn> {
+    const { user, method } = await this.twoFactor.completeChallenge(dto.challengeToken, dto.code, ip);
+    await this.kv.delete(`login-failures:${user.email}`);
+    this.audit({ type: 'LOGIN_SUCCESS', actorId: user.id, actorEmail: user.email, ip, details: { secondFactor: method } });
+    return this.signIn(user.id);
   }
 
   async refresh(token: string | undefined, ip: string): Promise<SignedIn> {
@@ -119,7 +134,7 @@ export function toMeDto(user: UserEntity): MeDto {
     fullName: user.fullName,
     admin: user.admin,
     authSource: user.authSource,
-    twoFactorEnabled: false,
+    twoFactorEnabled: user.twoFactorEnabled,
     emailVerified: user.emailVerified,
     createdAt: user.createdAt.toISOString(),
   };

@@ -150,4 +150,31 @@ describe('empty variables', () => {
       expect(() => load({ SVC_JWT_SECRET: SECRET, ...env })).toThrow(message);
     });
   });
+
+  describe('encryption key', () => {
+    const key = Buffer.alloc(32, 7);
+    const load = (env: Record<string, string>) => AppConfig.load({ SVC_DATA_DIR: scratch.dir('tms-cfg-'), ...env });
+
+    it('reads SVC_ENCRYPTION_KEY as hex or base64 (standard or URL-safe)', () => {
+      for (const text of [key.toString('hex'), key.toString('base64'), key.toString('base64url')]) {
+        expect(load({ SVC_JWT_SECRET: SECRET, SVC_ENCRYPTION_KEY: text }).encryption).toEqual({ key, derived: false });
+      }
+    });
+
+    it('derives a stable key from SVC_JWT_SECRET when unset, different from the secret and per secret', () => {
+      const a = load({ SVC_JWT_SECRET: SECRET }).encryption;
+      expect(a.derived).toBe(true);
+      expect(a.key).toHaveLength(32);
+      expect(load({ SVC_JWT_SECRET: SECRET }).encryption.key).toEqual(a.key);
+      expect(load({ SVC_JWT_SECRET: 't'.repeat(32) }).encryption.key).not.toEqual(a.key);
+      expect(a.key.toString('utf8')).not.toContain(SECRET);
+    });
+
+    it.each([['too short', key.subarray(0, 16).toString('hex')], ['not a key', 'my encryption passphrase of 44 characters!!']])(
+      'refuses a key that is %s',
+      (_label, text) => {
+        expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_ENCRYPTION_KEY: text })).toThrow(/SVC_ENCRYPTION_KEY must be 32 random bytes/);
+      },
+    );
+  });
 });

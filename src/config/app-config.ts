@@ -1,10 +1,10 @@
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { parseDurationSeconds } from './duration.js';
-import { EnvironmentVariables } from './env.schema.js';
+import { decodeKey256, EnvironmentVariables } from './env.schema.js';
 import { Mailbox, parseMailbox } from './mailbox.js';
 
 export class ConfigError extends Error {
@@ -40,6 +40,12 @@ export class AppConfig {
     loginPerMinute: number;
     loginFailuresPerAccountHour: number;
   };
+  /**
+   * The 256-bit key that encrypts secrets at rest (TOTP secrets) and keys the recovery-code hashes:
+   * SVC_ENCRYPTION_KEY, or derived from SVC_JWT_SECRET with HKDF-SHA256 when unset (then rotating the JWT
+   * secret makes enrolled authenticators unreadable: set SVC_ENCRYPTION_KEY in production).
+   */
+  readonly encryption: { key: Buffer; derived: boolean };
   readonly mail: {
     /** Unset: the embedded outbox (log + SVC_DATA_DIR/outbox/). */
     smtp?: { host: string; port: number; user?: string; pass?: string; rejectUnauthorized: boolean };
@@ -109,6 +115,10 @@ export class AppConfig {
       loginPerMinute: env.SVC_LOGIN_RATE_PER_MINUTE,
       loginFailuresPerAccountHour: env.SVC_LOGIN_FAILURES_PER_ACCOUNT_HOUR,
     };
+    const explicitKey = env.SVC_ENCRYPTION_KEY ? decodeKey256(env.SVC_ENCRYPTION_KEY) : undefined;
+    this.encryption = explicitKey
+      ? { key: explicitKey, derived: false }
+      : { key: deriveEncryptionKey(jwtSecret), derived: true };
 
     if (env.SVC_BOOTSTRAP_ADMIN_EMAIL && env.SVC_BOOTSTRAP_ADMIN_PASSWORD) {
       this.bootstrapAdmin = { email: env.SVC_BOOTSTRAP_ADMIN_EMAIL, password: env.SVC_BOOTSTRAP_ADMIN_PASSWORD };
@@ -142,6 +152,11 @@ export class AppConfig {
     }
     return value;
   }
+}
+
+/** HKDF-SHA256 of the JWT secret, with a fixed salt and purpose so it never equals the signing key. */
+export function deriveEncryptionKey(jwtSecret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', jwtSecret, 'tms encryption key', 'tms/at-rest/v1', 32));
 }
 
 /** Reads a secret kept in SVC_DATA_DIR/secrets, generating and storing it (mode 0600) on first use. */

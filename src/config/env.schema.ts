@@ -29,6 +29,29 @@ class IsDuration implements ValidatorConstraintInterface {
   }
 }
 
+@ValidatorConstraint({ name: 'key256' })
+class IsKey256 implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return typeof value === 'string' && decodeKey256(value) !== undefined;
+  }
+  defaultMessage(): string {
+    return '$property must be 32 random bytes written as 64 hex characters or in base64 (openssl rand -base64 32)';
+  }
+}
+
+/** A 256-bit key written as hex or base64 (standard or URL-safe), or undefined when it is not one. */
+export function decodeKey256(text: string): Buffer | undefined {
+  const value = text.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(value)) {
+    return Buffer.from(value, 'hex');
+  }
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) {
+    const key = Buffer.from(value, 'base64');
+    return key.length === 32 ? key : undefined;
+  }
+  return undefined;
+}
+
 @ValidatorConstraint({ name: 'minBytes' })
 class HasMinBytes implements ValidatorConstraintInterface {
   validate(value: unknown, args?: ValidationArguments): boolean {
@@ -126,6 +149,10 @@ export class EnvironmentVariables {
 
   @IsOptional() @Transform(toInt) @IsInt() @Min(1)
   SVC_LOGIN_FAILURES_PER_ACCOUNT_HOUR: number = 100;
+
+  /** 32 bytes as 64 hex characters or base64; unset: derived from SVC_JWT_SECRET with HKDF. */
+  @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(IsKey256)
+  SVC_ENCRYPTION_KEY?: string;
 
   // ---- HTTP edge ----
   @IsOptional() @IsString()

@@ -16,6 +16,7 @@ export function makeUser(overrides: Partial<UserEntity> = {}): UserEntity {
     enabled: true,
     authSource: 'LOCAL',
     emailVerified: true,
+    twoFactorEnabled: false,
     createdAt: new Date(),
     updatedAt: new Date(),
     ...overrides,
