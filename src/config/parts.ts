@@ -40,5 +40,10 @@ export function describeParts(config: AppConfig): PartLine[] {
       smtp ? `SMTP at ${smtp.host}:${smtp.port}${smtp.user ? ' with AUTH' : ' without AUTH'}` : `log and ${config.mail.outboxDir} (SMTP_HOST unset)`
     }`,
   });
+  lines.push({
+    text: `two-factor secrets: AES-256-GCM under ${
+      config.encryption.derived ? 'a key derived from SVC_JWT_SECRET (SVC_ENCRYPTION_KEY unset)' : 'SVC_ENCRYPTION_KEY'
+    }`,
+  });
   return lines;
 }

@@ -9,7 +9,9 @@ const GROUPS = 2;
 /** Ten codes of 50 random bits each, shown as XXXXX-XXXXX. */
 export function newRecoveryCodes(): string[] {
   return Array.from({ length: RECOVERY_CODE_COUNT }, () =>
-    Array.from({ length: GROUPS }, () => Array.from({ length: GROUP }, () => ALPHABET[randomInt(ALPHABET.length)]).join('')).join('-'),
+    Array.from({ length: GROUPS }, () =>
+      Array.from({ length: GROUP }, () => ALPHABET[randomInt(ALPHABET.length)]).join(''),
+    ).join('-'),
   );
 }
 
@@ -18,10 +20,6 @@ export function newRecoveryCodes(): string[] {
  * (O→0, I/L→1); undefined when it cannot be a recovery code.
  */
 export function normalizeRecoveryCode(input: string): string | undefined {
-  const code = input
-    .toUpperCase()
-    .replace(/[\s-]/g, '')
-    .replace(/O/g, '0')
-    .replace(/[IL]/g, '1');
+  const code = input.toUpperCase().replace(/[\s-]/g, '').replace(/O/g, '0').replace(/[IL]/g, '1');
   return code.length === GROUP * GROUPS && [...code].every((c) => ALPHABET.includes(c)) ? code : undefined;
 }

@@ -17,7 +17,10 @@ describe(Totp.name, () => {
       [2000000000, '279037'],
     ] as const) {
       nowMs = seconds * 1000;
-      await expect(totp.check(RFC_SECRET, code, null)).resolves.toEqual({ valid: true, step: stepOf(seconds) });
+      await expect(totp.check(RFC_SECRET, code, null)).resolves.toEqual({
+        valid: true,
+        step: stepOf(seconds),
+      });
     }
   });
 
@@ -44,7 +47,10 @@ describe(Totp.name, () => {
       nowMs = now * 1000 + 999;
       for (const offset of [-1, 0, 1]) {
         const at = now + offset * TOTP_PERIOD_SECONDS;
-        await expect(totp.check(secret, await codeAt(secret, at), null)).resolves.toEqual({ valid: true, step: stepOf(at) });
+        await expect(totp.check(secret, await codeAt(secret, at), null)).resolves.toEqual({
+          valid: true,
+          step: stepOf(at),
+        });
       }
     });
 
@@ -89,16 +95,28 @@ describe(Totp.name, () => {
       const first = await totp.check(secret, current, null);
       expect(first).toEqual({ valid: true, step: stepOf(t) });
       const used = stepOf(t);
-      await expect(totp.check(secret, current, used)).resolves.toEqual({ valid: false, reason: 'REPLAYED_CODE' });
-      await expect(totp.check(secret, previous, used)).resolves.toEqual({ valid: false, reason: 'REPLAYED_CODE' });
+      await expect(totp.check(secret, current, used)).resolves.toEqual({
+        valid: false,
+        reason: 'REPLAYED_CODE',
+      });
+      await expect(totp.check(secret, previous, used)).resolves.toEqual({
+        valid: false,
+        reason: 'REPLAYED_CODE',
+      });
     });
 
     it('accepts the next step after one was used, even within the drift window', async () => {
       nowMs = (t + 5) * 1000;
       const next = await codeAt(secret, t + 30);
-      await expect(totp.check(secret, next, stepOf(t))).resolves.toEqual({ valid: true, step: stepOf(t) + 1 });
+      await expect(totp.check(secret, next, stepOf(t))).resolves.toEqual({
+        valid: true,
+        step: stepOf(t) + 1,
+      });
       nowMs = (t + 31) * 1000;
-      await expect(totp.check(secret, next, stepOf(t) + 1)).resolves.toEqual({ valid: false, reason: 'REPLAYED_CODE' });
+      await expect(totp.check(secret, next, stepOf(t) + 1)).resolves.toEqual({
+        valid: false,
+        reason: 'REPLAYED_CODE',
+      });
     });
   });
 });

@@ -14,7 +14,8 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
-export type TotpCheck = { valid: true; step: number } | { valid: false; reason: 'WRONG_CODE' | 'REPLAYED_CODE' };
+export type TotpCheck =
+  { valid: true; step: number } | { valid: false; reason: 'WRONG_CODE' | 'REPLAYED_CODE' };
 
 /** Time-based one-time codes on otplib, with the window and replay rules of this service. */
 export class Totp {
@@ -26,7 +27,14 @@ export class Totp {
 
   /** The otpauth:// URL authenticator apps read from the QR code. */
   uri(secret: string, issuer: string, account: string): string {
-    return generateURI({ issuer, label: account, secret, algorithm: 'sha1', digits: 6, period: TOTP_PERIOD_SECONDS });
+    return generateURI({
+      issuer,
+      label: account,
+      secret,
+      algorithm: 'sha1',
+      digits: 6,
+      period: TOTP_PERIOD_SECONDS,
+    });
   }
 
   /**

@@ -36,11 +36,15 @@ export class TwoFactorController {
   @Header('Cache-Control', 'no-store')
   @ApiOperation({
     summary: 'Start enrolment: a new secret, its QR code and 10 recovery codes',
-    description: 'Nothing is active until POST /api/auth/2fa/activate receives a valid code. Enrolling again replaces a pending enrolment.',
+    description:
+      'Nothing is active until POST /api/auth/2fa/activate receives a valid code. Enrolling again replaces a pending enrolment.',
   })
   @ApiOkResponse({ type: EnrollmentDto })
   @ApiConflictResponse({ type: ErrorBody, description: 'Two-factor is already active' })
-  @ApiForbiddenResponse({ type: ErrorBody, description: 'API tokens cannot manage two-factor authentication' })
+  @ApiForbiddenResponse({
+    type: ErrorBody,
+    description: 'API tokens cannot manage two-factor authentication',
+  })
   @ApiTooManyRequestsResponse({ type: ErrorBody, description: '10 enrolments per hour; Retry-After: 60' })
   enroll(@CurrentUser() user: AuthUser): Promise<EnrollmentDto> {
     return this.twoFactor.enroll(user.id);
@@ -53,9 +57,16 @@ export class TwoFactorController {
   @ApiNoContentResponse()
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Wrong code, or no pending enrolment' })
   @ApiConflictResponse({ type: ErrorBody, description: 'Two-factor is already active' })
-  @ApiForbiddenResponse({ type: ErrorBody, description: 'API tokens cannot manage two-factor authentication' })
+  @ApiForbiddenResponse({
+    type: ErrorBody,
+    description: 'API tokens cannot manage two-factor authentication',
+  })
   @ApiTooManyRequestsResponse({ type: ErrorBody, description: '5 codes per minute; Retry-After: 60' })
-  async activate(@CurrentUser() user: AuthUser, @Body() dto: TwoFactorCodeDto, @ClientIp() ip: string): Promise<void> {
+  async activate(
+    @CurrentUser() user: AuthUser,
+    @Body() dto: TwoFactorCodeDto,
+    @ClientIp() ip: string,
+  ): Promise<void> {
     await this.twoFactor.activate(user.id, dto.code, ip);
   }
 
@@ -69,9 +80,16 @@ export class TwoFactorController {
   @ApiNoContentResponse()
   @ApiBadRequestResponse({ type: ErrorBody, description: 'Not a current, unused 6-digit code' })
   @ApiConflictResponse({ type: ErrorBody, description: 'Two-factor is not active' })
-  @ApiForbiddenResponse({ type: ErrorBody, description: 'API tokens cannot manage two-factor authentication' })
+  @ApiForbiddenResponse({
+    type: ErrorBody,
+    description: 'API tokens cannot manage two-factor authentication',
+  })
   @ApiTooManyRequestsResponse({ type: ErrorBody, description: '5 codes per minute; Retry-After: 60' })
-  async disable(@CurrentUser() user: AuthUser, @Body() dto: TwoFactorCodeDto, @ClientIp() ip: string): Promise<void> {
+  async disable(
+    @CurrentUser() user: AuthUser,
+    @Body() dto: TwoFactorCodeDto,
+    @ClientIp() ip: string,
+  ): Promise<void> {
     await this.twoFactor.disable(user.id, dto.code, ip);
   }
 }

@@ -14,7 +14,11 @@ import { TwoFactorService } from './two-factor.service.js';
     TwoFactorService,
     TwoFactorRepository,
     { provide: Totp, useFactory: () => new Totp() },
-    { provide: TwoFactorCrypto, inject: [AppConfig], useFactory: (config: AppConfig) => new TwoFactorCrypto(config.encryption.key) },
+    {
+      provide: TwoFactorCrypto,
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => new TwoFactorCrypto(config.encryption.key),
+    },
   ],
   exports: [TwoFactorService],
 })

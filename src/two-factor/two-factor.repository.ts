@@ -20,10 +20,11 @@ export class TwoFactorRepository {
   constructor(private readonly db: DataSource) {}
 
   async find(userId: string): Promise<TwoFactorRow | null> {
-    const rows: { secret_encrypted: string; active: boolean; last_used_step: string | null }[] = await this.db.query(
-      `SELECT secret_encrypted, active, last_used_step FROM two_factor_secrets WHERE user_id = $1`,
-      [userId],
-    );
+    const rows: { secret_encrypted: string; active: boolean; last_used_step: string | null }[] =
+      await this.db.query(
+        `SELECT secret_encrypted, active, last_used_step FROM two_factor_secrets WHERE user_id = $1`,
+        [userId],
+      );
     const row = rows[0];
     return row
       ? {

@@ -21,24 +21,24 @@ class InMemoryTwoFactorRepository {
     return this.row && { ...this.row };
   }
   async startEnrolment(_u: string, secretEncrypted: string, hashes: string[]) {
-    if (this.row?.active) return false;
+    if (this.row?.active) {return false;}
     this.row = { secretEncrypted, active: false, lastUsedStep: null };
     this.codes = new Map(hashes.map((h) => [h, false]));
     return true;
   }
   async activate(_u: string, step: number) {
-    if (!this.row || this.row.active) return false;
+    if (!this.row || this.row.active) {return false;}
     Object.assign(this.row, { active: true, lastUsedStep: step });
     this.user.twoFactorEnabled = true;
     return true;
   }
   async useStep(_u: string, step: number) {
-    if (!this.row?.active || (this.row.lastUsedStep !== null && this.row.lastUsedStep >= step)) return false;
+    if (!this.row?.active || (this.row.lastUsedStep !== null && this.row.lastUsedStep >= step)) {return false;}
     this.row.lastUsedStep = step;
     return true;
   }
   async useRecoveryCode(_u: string, hash: string) {
-    if (!this.row?.active || this.codes.get(hash) !== false) return false;
+    if (!this.row?.active || this.codes.get(hash) !== false) {return false;}
     this.codes.set(hash, true);
     return true;
   }
@@ -46,7 +46,7 @@ class InMemoryTwoFactorRepository {
     return [...this.codes.values()].filter((used) => !used).length;
   }
   async disable(_u: string, step: number) {
-    if (!this.row?.active || (this.row.lastUsedStep !== null && this.row.lastUsedStep >= step)) return false;
+    if (!this.row?.active || (this.row.lastUsedStep !== null && this.row.lastUsedStep >= step)) {return false;}
     this.row = null;
     this.codes.clear();
     this.user.twoFactorEnabled = false;
@@ -66,7 +66,9 @@ describe(TwoFactorService.name, () => {
   let recoveryCodes: string[];
   const codeAt = (seconds: number) => generate({ secret, epoch: seconds });
   const audits = (type: string) =>
-    events.emit.mock.calls.filter(([name, r]) => name === 'audit.record' && (r as { type: string }).type === type).map(([, r]) => r);
+    events.emit.mock.calls
+      .filter(([name, r]) => name === 'audit.record' && (r as { type: string }).type === type)
+      .map(([, r]) => r);
 
   beforeEach(async () => {
     nowMs = t0 * 1000;
@@ -90,20 +92,33 @@ describe(TwoFactorService.name, () => {
 
   it('keeps an enrolment pending until a valid code, then is active and refuses a new enrolment', async () => {
     expect(repo.row?.secretEncrypted).not.toContain(secret);
-    await expect(sut.status(user.id)).resolves.toEqual({ enabled: false, pending: true, recoveryCodesRemaining: 0 });
+    await expect(sut.status(user.id)).resolves.toEqual({
+      enabled: false,
+      pending: true,
+      recoveryCodesRemaining: 0,
+    });
     await expect(sut.activate(user.id, '000000', 'ip')).rejects.toMatchObject({ code: 'VALIDATION' });
     await sut.activate(user.id, await codeAt(t0), 'ip');
-    await expect(sut.status(user.id)).resolves.toEqual({ enabled: true, pending: false, recoveryCodesRemaining: 10 });
+    await expect(sut.status(user.id)).resolves.toEqual({
+      enabled: true,
+      pending: false,
+      recoveryCodesRemaining: 10,
+    });
     await expect(sut.enroll(user.id)).rejects.toMatchObject({ code: 'CONFLICT' });
     expect(audits('TWO_FACTOR_ENABLED')).toHaveLength(1);
-    expect(events.emit).toHaveBeenCalledWith('account.security-notice', expect.objectContaining({ kind: 'TWO_FACTOR_ENABLED' }));
+    expect(events.emit).toHaveBeenCalledWith(
+      'account.security-notice',
+      expect.objectContaining({ kind: 'TWO_FACTOR_ENABLED' }),
+    );
   });
 
   it('replaces a pending enrolment: the first secret no longer activates', async () => {
     const first = secret;
     ({ secret } = await sut.enroll(user.id));
     expect(secret).not.toBe(first);
-    await expect(sut.activate(user.id, await generate({ secret: first, epoch: t0 }), 'ip')).rejects.toMatchObject({
+    await expect(
+      sut.activate(user.id, await generate({ secret: first, epoch: t0 }), 'ip'),
+    ).rejects.toMatchObject({
       code: 'VALIDATION',
     });
     await sut.activate(user.id, await codeAt(t0), 'ip');
@@ -124,29 +139,47 @@ describe(TwoFactorService.name, () => {
         code: 'UNAUTHENTICATED',
         message: expect.stringContaining('challenge'),
       });
-      await expect(sut.completeChallenge(await challenge(), code, 'ip')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
-      expect(audits('TWO_FACTOR_FAILURE')).toEqual([expect.objectContaining({ details: expect.objectContaining({ reason: 'REPLAYED_CODE' }) })]);
+      await expect(sut.completeChallenge(await challenge(), code, 'ip')).rejects.toMatchObject({
+        code: 'UNAUTHENTICATED',
+      });
+      expect(audits('TWO_FACTOR_FAILURE')).toEqual([
+        expect.objectContaining({ details: expect.objectContaining({ reason: 'REPLAYED_CODE' }) }),
+      ]);
       nowMs = (t0 + 60) * 1000;
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 60), 'ip')).resolves.toMatchObject({ method: 'TOTP' });
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 60), 'ip'),
+      ).resolves.toMatchObject({ method: 'TOTP' });
     });
 
     it('accepts one step of drift either way, not two', async () => {
       nowMs = (t0 + 95) * 1000; // step t0+90; the drift window is t0+60 .. t0+120
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 30), 'ip')).rejects.toMatchObject({
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 30), 'ip'),
+      ).rejects.toMatchObject({
         code: 'UNAUTHENTICATED',
       });
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 120), 'ip')).resolves.toBeDefined();
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 120), 'ip'),
+      ).resolves.toBeDefined();
       nowMs = (t0 + 155) * 1000; // step t0+150
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 150 - 30), 'ip')).rejects.toBeDefined(); // used
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 180), 'ip')).resolves.toBeDefined();
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 150 - 30), 'ip'),
+      ).rejects.toBeDefined(); // used
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 180), 'ip'),
+      ).resolves.toBeDefined();
     });
 
     it('takes each recovery code once, in any case and spacing', async () => {
       const [first] = recoveryCodes;
-      await expect(sut.completeChallenge(await challenge(), first.toLowerCase().replace('-', ' '), 'ip')).resolves.toMatchObject({
+      await expect(
+        sut.completeChallenge(await challenge(), first.toLowerCase().replace('-', ' '), 'ip'),
+      ).resolves.toMatchObject({
         method: 'RECOVERY_CODE',
       });
-      await expect(sut.completeChallenge(await challenge(), first, 'ip')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+      await expect(sut.completeChallenge(await challenge(), first, 'ip')).rejects.toMatchObject({
+        code: 'UNAUTHENTICATED',
+      });
       expect(audits('RECOVERY_CODE_USED')).toEqual([expect.objectContaining({ details: { remaining: 9 } })]);
       expect(JSON.stringify(events.emit.mock.calls)).not.toContain(first);
     });
@@ -154,23 +187,33 @@ describe(TwoFactorService.name, () => {
     it(`answers the ${VERIFY_PER_MINUTE + 1}th attempt in a minute with 429, the right code included`, async () => {
       const token = await challenge();
       for (let i = 0; i < VERIFY_PER_MINUTE; i++) {
-        await expect(sut.completeChallenge(token, '000000', 'ip')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+        await expect(sut.completeChallenge(token, '000000', 'ip')).rejects.toMatchObject({
+          code: 'UNAUTHENTICATED',
+        });
       }
-      await expect(sut.completeChallenge(token, await codeAt(t0 + 30), 'ip')).rejects.toMatchObject({ code: 'RATE_LIMITED' });
+      await expect(sut.completeChallenge(token, await codeAt(t0 + 30), 'ip')).rejects.toMatchObject({
+        code: 'RATE_LIMITED',
+      });
     });
 
     it('does not count attempts with an invalid challenge', async () => {
       for (let i = 0; i < 10; i++) {
-        await expect(sut.completeChallenge('forged', '000000', 'ip')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+        await expect(sut.completeChallenge('forged', '000000', 'ip')).rejects.toMatchObject({
+          code: 'UNAUTHENTICATED',
+        });
       }
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 30), 'ip')).resolves.toBeDefined();
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 30), 'ip'),
+      ).resolves.toBeDefined();
     });
 
     it(`kills every pending challenge after ${FAILURES_BEFORE_REVOKE} wrong codes in a row, and audits it`, async () => {
       const pending = await challenge();
       for (let i = 1; i <= FAILURES_BEFORE_REVOKE; i++) {
         await kv.delete(`2fa-verify:${user.id}`); // a minute passes between every five attempts
-        await expect(sut.completeChallenge(await challenge(), '000000', 'ip')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+        await expect(sut.completeChallenge(await challenge(), '000000', 'ip')).rejects.toMatchObject({
+          code: 'UNAUTHENTICATED',
+        });
       }
       expect(audits('TWO_FACTOR_FAILURE').at(-1)).toMatchObject({
         details: { consecutiveFailures: FAILURES_BEFORE_REVOKE, challengesRevoked: true },
@@ -178,7 +221,9 @@ describe(TwoFactorService.name, () => {
       await expect(sut.completeChallenge(pending, await codeAt(t0 + 30), 'ip')).rejects.toMatchObject({
         message: expect.stringContaining('challenge'),
       });
-      await expect(sut.completeChallenge(await challenge(), await codeAt(t0 + 30), 'ip')).resolves.toBeDefined();
+      await expect(
+        sut.completeChallenge(await challenge(), await codeAt(t0 + 30), 'ip'),
+      ).resolves.toBeDefined();
     });
 
     it('resets the run of failures on success', async () => {
@@ -196,19 +241,32 @@ describe(TwoFactorService.name, () => {
     });
 
     it('needs a current code not yet used; then deletes the secret and the recovery codes', async () => {
-      await expect(sut.disable(user.id, await codeAt(t0), 'ip')).rejects.toMatchObject({ code: 'VALIDATION' });
+      await expect(sut.disable(user.id, await codeAt(t0), 'ip')).rejects.toMatchObject({
+        code: 'VALIDATION',
+      });
       nowMs = (t0 + 30) * 1000;
       await sut.disable(user.id, await codeAt(t0 + 30), 'ip');
       expect(repo.row).toBeNull();
       expect(repo.codes.size).toBe(0);
-      await expect(sut.status(user.id)).resolves.toEqual({ enabled: false, pending: false, recoveryCodesRemaining: 0 });
+      await expect(sut.status(user.id)).resolves.toEqual({
+        enabled: false,
+        pending: false,
+        recoveryCodesRemaining: 0,
+      });
       expect(audits('TWO_FACTOR_DISABLED')).toHaveLength(1);
-      expect(events.emit).toHaveBeenCalledWith('account.security-notice', expect.objectContaining({ kind: 'TWO_FACTOR_DISABLED' }));
-      await expect(sut.disable(user.id, await codeAt(t0 + 30), 'ip')).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(events.emit).toHaveBeenCalledWith(
+        'account.security-notice',
+        expect.objectContaining({ kind: 'TWO_FACTOR_DISABLED' }),
+      );
+      await expect(sut.disable(user.id, await codeAt(t0 + 30), 'ip')).rejects.toMatchObject({
+        code: 'CONFLICT',
+      });
     });
 
     it('refuses a recovery code', async () => {
-      await expect(sut.disable(user.id, recoveryCodes[0], 'ip')).rejects.toMatchObject({ code: 'VALIDATION' });
+      await expect(sut.disable(user.id, recoveryCodes[0], 'ip')).rejects.toMatchObject({
+        code: 'VALIDATION',
+      });
       expect(repo.row?.active).toBe(true);
     });
   });

@@ -66,17 +66,30 @@ export class TwoFactorService {
   async enroll(userId: string): Promise<EnrollmentDto> {
     const user = await this.requireUser(userId);
     if (user.twoFactorEnabled) {
-      throw AppError.conflict('Two-factor authentication is already active; disable it first to enrol a new device');
+      throw AppError.conflict(
+        'Two-factor authentication is already active; disable it first to enrol a new device',
+      );
     }
-    await this.limit(`2fa-enroll:${userId}`, 3_600_000, ENROLMENTS_PER_HOUR, 'Too many enrolments; wait and retry');
+    await this.limit(
+      `2fa-enroll:${userId}`,
+      3_600_000,
+      ENROLMENTS_PER_HOUR,
+      'Too many enrolments; wait and retry',
+    );
     const secret = this.totp.newSecret();
     const recoveryCodes = newRecoveryCodes();
     const hashes = recoveryCodes.map((code) => this.crypto.hashRecoveryCode(normalizeRecoveryCode(code)!));
     if (!(await this.repository.startEnrolment(userId, this.crypto.encrypt(secret, userId), hashes))) {
-      throw AppError.conflict('Two-factor authentication is already active; disable it first to enrol a new device');
+      throw AppError.conflict(
+        'Two-factor authentication is already active; disable it first to enrol a new device',
+      );
     }
     const otpauthUrl = this.totp.uri(secret, this.config.mail.productName, user.email);
-    const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, { errorCorrectionLevel: 'M', margin: 2, width: 240 });
+    const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, {
+      errorCorrectionLevel: 'M',
+      margin: 2,
+      width: 240,
+    });
     return { secret, otpauthUrl, qrCodeDataUrl, recoveryCodes };
   }
 
@@ -87,7 +100,9 @@ export class TwoFactorService {
       throw AppError.conflict('Two-factor authentication is already active');
     }
     if (!row) {
-      throw AppError.validation('There is no enrolment to activate; start one with POST /api/auth/2fa/enroll');
+      throw AppError.validation(
+        'There is no enrolment to activate; start one with POST /api/auth/2fa/enroll',
+      );
     }
     await this.limit(`2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE);
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
@@ -98,7 +113,13 @@ export class TwoFactorService {
       throw AppError.conflict('Two-factor authentication is already active');
     }
     this.userCache.forget(userId);
-    this.audit({ type: 'TWO_FACTOR_ENABLED', actorId: userId, actorEmail: user.email, ip, details: { recoveryCodes: 10 } });
+    this.audit({
+      type: 'TWO_FACTOR_ENABLED',
+      actorId: userId,
+      actorEmail: user.email,
+      ip,
+      details: { recoveryCodes: 10 },
+    });
     this.notify('TWO_FACTOR_ENABLED', user, ip);
   }
 
@@ -118,7 +139,9 @@ export class TwoFactorService {
         ip,
         details: { action: 'disable', reason: check.valid ? 'REPLAYED_CODE' : check.reason },
       });
-      throw AppError.validation(`${WRONG_CODE}; disabling needs the current 6-digit code (not a recovery code)`);
+      throw AppError.validation(
+        `${WRONG_CODE}; disabling needs the current 6-digit code (not a recovery code)`,
+      );
     }
     this.userCache.forget(userId);
     this.audit({ type: 'TWO_FACTOR_DISABLED', actorId: userId, actorEmail: user.email, ip });
@@ -138,11 +161,19 @@ export class TwoFactorService {
    * code the current TOTP (±1 step, not replayed) or an unused recovery code, which is used up. Returns the
    * user who passed; the challenge cannot serve another login.
    */
-  async completeChallenge(challengeToken: string, code: string, ip: string): Promise<{ user: UserEntity; method: SecondFactor }> {
+  async completeChallenge(
+    challengeToken: string,
+    code: string,
+    ip: string,
+  ): Promise<{ user: UserEntity; method: SecondFactor }> {
     const key = challengeKey(challengeToken);
     const value = await this.kv.get(key);
     const [userId, generation] = value?.split(':') ?? [];
-    if (!userId || generation === undefined || (await this.kv.get(generationKey(userId))) !== nullIfZero(generation)) {
+    if (
+      !userId ||
+      generation === undefined ||
+      (await this.kv.get(generationKey(userId))) !== nullIfZero(generation)
+    ) {
       throw AppError.unauthenticated(BAD_CHALLENGE);
     }
     const hit = await this.kv.hitWindow(`2fa-verify:${userId}`, 60_000, VERIFY_PER_MINUTE, 60_000);
@@ -150,7 +181,14 @@ export class TwoFactorService {
       if (hit.totalHits === VERIFY_PER_MINUTE + 1) {
         this.logger.warn(`Rate limit hit: user ${userId} from ${ip} on POST /api/auth/2fa/verify`);
       }
-      this.audit(rateLimitAudit(ip, 'POST /api/auth/2fa/verify', { scope: 'user', limit: VERIFY_PER_MINUTE }, { id: userId }));
+      this.audit(
+        rateLimitAudit(
+          ip,
+          'POST /api/auth/2fa/verify',
+          { scope: 'user', limit: VERIFY_PER_MINUTE },
+          { id: userId },
+        ),
+      );
       throw AppError.rateLimited('Too many two-factor attempts; wait 60 seconds and retry');
     }
     const user = await this.users.findById(userId);
@@ -160,7 +198,10 @@ export class TwoFactorService {
     }
 
     const method: SecondFactor = /^\d{6}$/.test(code.trim()) ? 'TOTP' : 'RECOVERY_CODE';
-    const failure = method === 'TOTP' ? await this.useTotp(row, userId, code.trim()) : await this.useRecoveryCode(userId, code);
+    const failure =
+      method === 'TOTP'
+        ? await this.useTotp(row, userId, code.trim())
+        : await this.useRecoveryCode(userId, code);
     if (failure) {
       return this.failed(user, ip, failure);
     }
@@ -171,7 +212,13 @@ export class TwoFactorService {
     await this.kv.delete(failuresKey(userId));
     if (method === 'RECOVERY_CODE') {
       const remaining = await this.repository.remainingRecoveryCodes(userId);
-      this.audit({ type: 'RECOVERY_CODE_USED', actorId: userId, actorEmail: user.email, ip, details: { remaining } });
+      this.audit({
+        type: 'RECOVERY_CODE_USED',
+        actorId: userId,
+        actorEmail: user.email,
+        ip,
+        details: { remaining },
+      });
     }
     return { user, method };
   }
@@ -190,7 +237,9 @@ export class TwoFactorService {
     if (!code) {
       return 'WRONG_CODE';
     }
-    return (await this.repository.useRecoveryCode(userId, this.crypto.hashRecoveryCode(code))) ? undefined : 'UNKNOWN_RECOVERY_CODE';
+    return (await this.repository.useRecoveryCode(userId, this.crypto.hashRecoveryCode(code)))
+      ? undefined
+      : 'UNKNOWN_RECOVERY_CODE';
   }
 
   private async failed(user: UserEntity, ip: string, reason: string): Promise<never> {
@@ -207,7 +256,9 @@ export class TwoFactorService {
       // A new generation: every challenge issued before now stops working; the next password step starts afresh.
       await this.kv.incrementWithTtl(generationKey(user.id), DAY_SECONDS);
       await this.kv.delete(failuresKey(user.id));
-      this.logger.warn(`${failures} wrong second steps in a row for user ${user.id}: pending sign-ins revoked`);
+      this.logger.warn(
+        `${failures} wrong second steps in a row for user ${user.id}: pending sign-ins revoked`,
+      );
       throw AppError.unauthenticated('Too many wrong codes: this sign-in was cancelled; sign in again');
     }
     throw AppError.unauthenticated(WRONG_CODE);
@@ -218,7 +269,9 @@ export class TwoFactorService {
       return this.crypto.decrypt(row.secretEncrypted, userId);
     } catch (error) {
       if (error instanceof UnreadableSecretError) {
-        this.logger.error(`The two-factor secret of user ${userId} does not decrypt: was SVC_ENCRYPTION_KEY (or SVC_JWT_SECRET) changed?`);
+        this.logger.error(
+          `The two-factor secret of user ${userId} does not decrypt: was SVC_ENCRYPTION_KEY (or SVC_JWT_SECRET) changed?`,
+        );
         throw new AppError(
           ErrorCode.UNAVAILABLE,
           'Two-factor authentication is unavailable: the server cannot read the stored secret; contact an administrator',

@@ -64,6 +64,7 @@ describe('Deny by default', () => {
     'POST /api/auth/verify-email',
     'POST /api/auth/forgot-password',
     'POST /api/auth/reset-password',
+    'POST /api/auth/2fa/verify',
     'POST /api/billing/events',
     'GET /api/health',
     'GET /api/health/ready',

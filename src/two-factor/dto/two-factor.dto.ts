@@ -5,13 +5,19 @@ export class EnrollmentDto {
   @ApiProperty({ description: 'The TOTP secret in base32 (160 bits), for typing into an authenticator app' })
   secret: string;
 
-  @ApiProperty({ example: 'otpauth://totp/TMS:ada%40example.com?secret=…&issuer=TMS&algorithm=SHA1&digits=6&period=30' })
+  @ApiProperty({
+    example: 'otpauth://totp/TMS:ada%40example.com?secret=…&issuer=TMS&algorithm=SHA1&digits=6&period=30',
+  })
   otpauthUrl: string;
 
   @ApiProperty({ description: 'The otpauth URL as a QR code, a data:image/png;base64 URL for an <img>' })
   qrCodeDataUrl: string;
 
-  @ApiProperty({ type: [String], example: ['7K2QD-M9XTA'], description: 'Ten one-time codes; shown this once' })
+  @ApiProperty({
+    type: [String],
+    example: ['7K2QD-M9XTA'],
+    description: 'Ten one-time codes; shown this once',
+  })
   recoveryCodes: string[];
 }
 
