@@ -2,6 +2,7 @@ import { jest } from '@jest/globals';
 import { generate } from 'otplib';
 import request from 'supertest';
 import { AuditEventEntity } from '../../src/audit/audit-event.entity.js';
+import { AccessTokenService } from '../../src/auth/access-token.service.js';
 import { insertUser } from '../factories/user.factory.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login, refreshCookieFrom } from '../support/http.js';
@@ -351,6 +352,21 @@ describe('Two-factor authentication (TOTP and recovery codes)', () => {
       .set(bearer(res.body.accessToken))
       .send({ code: await codeAt(admin.secret, step + 1) })
       .expect(204);
+  });
+
+  it('lets a directory user enrol and activate (their sign-in itself comes from the directory)', async () => {
+    const user = await insertUser(a.dataSource, { authSource: 'LDAP', passwordHash: null });
+    const { accessToken } = await a.app.get(AccessTokenService).issue(user.id);
+    const { body } = await request(a.url).post('/api/auth/2fa/enroll').set(bearer(accessToken)).expect(200);
+    const step = await stableStep();
+    await request(b.url)
+      .post('/api/auth/2fa/activate')
+      .set(bearer(accessToken))
+      .send({ code: await codeAt(body.secret, step) })
+      .expect(204);
+    // Read on the replica that activated: the other one's per-replica user cache may lag by up to a second.
+    const me = await request(b.url).get('/api/auth/me').set(bearer(accessToken)).expect(200);
+    expect(me.body).toMatchObject({ authSource: 'LDAP', twoFactorEnabled: true });
   });
 
   it('validates the verify body', async () => {
