@@ -7,7 +7,7 @@ import { rateLimitAudit } from '../auth/rate-limit-audit.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
 import { AppConfig } from '../config/app-config.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
-import { SECURITY_NOTICE, SecurityNoticeEvent, SecurityNoticeKind } from '../users/account.events.js';
+import { SECURITY_NOTICE, securityNotice, SecurityNoticeKind } from '../users/account.events.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UserCache } from '../users/user-cache.js';
 import { UsersRepository } from '../users/users.repository.js';
@@ -297,14 +297,7 @@ export class TwoFactorService {
   }
 
   private notify(kind: SecurityNoticeKind, user: UserEntity, ip: string): void {
-    this.events.emit(SECURITY_NOTICE, {
-      kind,
-      userId: user.id,
-      email: user.email,
-      fullName: user.fullName,
-      at: new Date(),
-      ip,
-    } satisfies SecurityNoticeEvent);
+    this.events.emit(SECURITY_NOTICE, securityNotice(kind, user, ip));
   }
 
   private audit(record: AuditRecord): void {

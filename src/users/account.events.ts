@@ -15,3 +15,12 @@ export interface SecurityNoticeEvent {
   /** The client address the change came from, when known. */
   ip?: string;
 }
+
+/** The notice of `kind` for `user`, happening now. */
+export function securityNotice(
+  kind: SecurityNoticeKind,
+  user: { id: string; email: string; fullName: string },
+  ip?: string,
+): SecurityNoticeEvent {
+  return { kind, userId: user.id, email: user.email, fullName: user.fullName, at: new Date(), ip };
+}

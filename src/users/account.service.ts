@@ -7,7 +7,7 @@ import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { MailService } from '../mail/mail.service.js';
-import { SECURITY_NOTICE, SecurityNoticeEvent } from './account.events.js';
+import { SECURITY_NOTICE, securityNotice } from './account.events.js';
 import { AccountTokenPurpose, AccountTokensRepository } from './account-tokens.repository.js';
 import type { AcceptedDto, RegisterDto, TokenPasswordDto } from './dto/account.dto.js';
 import { PasswordHasher } from './password-hasher.js';
@@ -99,14 +99,7 @@ export class AccountService {
     await this.refreshTokens.revokeAllForUser(user.id);
     await this.kv.delete(`login-failures:${user.email}`);
     this.audit({ type: 'PASSWORD_RESET', actorId: user.id, actorEmail: user.email, ip, details: { sessionsRevoked: true } });
-    this.events.emit(SECURITY_NOTICE, {
-      kind: 'PASSWORD_CHANGED',
-      userId: user.id,
-      email: user.email,
-      fullName: user.fullName,
-      at: new Date(),
-      ip,
-    } satisfies SecurityNoticeEvent);
+    this.events.emit(SECURITY_NOTICE, securityNotice('PASSWORD_CHANGED', user, ip));
   }
 
   /**
