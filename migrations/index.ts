@@ -4,6 +4,8 @@ import { TestResults1764000000000 } from './1764000000000-TestResults.js';
 import { IngestQueue1764100000000 } from './1764100000000-IngestQueue.js';
 import { PendingIngest1764200000000 } from './1764200000000-PendingIngest.js';
 import { MailAndAccounts1764400000000 } from './1764400000000-MailAndAccounts.js';
+import { ResultsWritePath1764600000000 } from './1764600000000-ResultsWritePath.js';
+import { IngestQueuePayloadJson1764610000000 } from './1764610000000-IngestQueuePayloadJson.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -13,4 +15,6 @@ export const MIGRATIONS = [
   IngestQueue1764100000000,
   PendingIngest1764200000000,
   MailAndAccounts1764400000000,
+  ResultsWritePath1764600000000,
+  IngestQueuePayloadJson1764610000000,
 ];

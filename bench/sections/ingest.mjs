@@ -46,11 +46,17 @@ export async function run(ctx) {
   const total = ctx.options.ingestResults;
   const clients = ctx.options.ingestClients;
   const batches = Math.ceil(total / BATCH);
-  ctx.log(`${thousands(batches * BATCH)} results per measurement, ${BATCH} a request, ${clients} clients`);
+  const tests = ctx.options.ingestTests;
+  ctx.log(
+    `${thousands(batches * BATCH)} results per measurement, ${BATCH} a request, ${clients} clients; ` +
+      (tests === 'rerun'
+        ? 'tests the project already has (a previous run of them sent first, unmeasured)'
+        : 'every result a new test'),
+  );
 
   const phases = [];
   const summary = [];
-  const data = { batch: BATCH, clients, resultsPerMeasurement: batches * BATCH };
+  const data = { batch: BATCH, clients, resultsPerMeasurement: batches * BATCH, tests };
 
   // ---- 1. COPY
   const copy = await measureCopy(ctx, service, Math.max(batches * BATCH, COPY_MIN_ROWS));
@@ -232,7 +238,8 @@ function mapValues(object, fn) {
 
 // ---------------------------------------------------------------------------------------------------------
 // Data: the same results for every path. ~10% FAILED with a short message, the rest PASSED; every result a
-// distinct test (suite + name), 50 tests a suite, as a large suite's first run would look.
+// distinct test (suite + name), 50 tests a suite. Called twice with one prefix, it gives the same tests (with
+// other UUIDs): a previous run of the suite, then the measured rerun (--ingest-tests=rerun, the default).
 
 function makeResults(count, prefix, { uuids = false } = {}) {
   const out = new Array(count);
@@ -464,6 +471,29 @@ async function measureV1(ctx, service, token, batches, clients) {
     await api(service, token, 'POST', `/api/runs/${warm.id}/results`, { results: items }, 201);
   }
 
+  const bodies = chunk(makeResults(batches * BATCH, 'v1'), BATCH).map((items) =>
+    JSON.stringify({ results: items }),
+  );
+  if (ctx.options.ingestTests === 'rerun') {
+    const previous = await api(
+      service,
+      token,
+      'POST',
+      `/api/projects/${project.id}/runs`,
+      { name: 'bench V1, previous run' },
+      201,
+    );
+    ctx.log(`V1: a previous run of the same ${thousands(bodies.length * BATCH)} tests (not measured)…`);
+    await drive({
+      service,
+      token,
+      bodies,
+      path: () => `/api/runs/${previous.id}/results`,
+      expect: 201,
+      clients,
+    });
+  }
+
   const run = await api(
     service,
     token,
@@ -471,9 +501,6 @@ async function measureV1(ctx, service, token, batches, clients) {
     `/api/projects/${project.id}/runs`,
     { name: 'bench V1' },
     201,
-  );
-  const bodies = chunk(makeResults(batches * BATCH, 'v1'), BATCH).map((items) =>
-    JSON.stringify({ results: items }),
   );
   ctx.log(`V1: ${bodies.length} × POST /api/runs/${run.id}/results from ${clients} clients…`);
 
@@ -536,6 +563,31 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
       await api(service, token, 'POST', `${base}/${warmUuid}/results`, { results: items }, 202);
     }
     await waitForCount(db, project.id, warmUuid, 3 * BATCH, DRAIN_CAP_MS, `${variant.label} warm-up`);
+
+    if (ctx.options.ingestTests === 'rerun') {
+      const previousUuid = randomUUID();
+      await api(service, token, 'POST', base, { uuid: previousUuid, name: 'bench V2, previous run' }, 202);
+      const previous = chunk(makeResults(batches * BATCH, `v2${variant.key}`, { uuids: true }), BATCH);
+      ctx.log(
+        `${variant.label}: a previous run of the same ${thousands(previous.length * BATCH)} tests (not measured)…`,
+      );
+      await drive({
+        service,
+        token,
+        bodies: previous.map((items) => JSON.stringify({ results: items })),
+        path: () => `${base}/${previousUuid}/results`,
+        expect: 202,
+        clients,
+      });
+      await waitForCount(
+        db,
+        project.id,
+        previousUuid,
+        previous.length * BATCH,
+        DRAIN_CAP_MS,
+        `${variant.label} previous run`,
+      );
+    }
 
     const runUuid = randomUUID();
     const batchItems = chunk(makeResults(batches * BATCH, `v2${variant.key}`, { uuids: true }), BATCH);

@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { copyField, copyIn } from '../database/copy-in.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 
 export interface RunRef {
@@ -13,102 +15,230 @@ export interface WriteOutcome {
   ids: (string | null)[];
   /** The run's counts after this batch. */
   counts: RunCounts;
-}
-
-/** The stable identity of a test: its explicit id when the client sends one, else suite + name. */
-export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>): string {
-  const key = r.testId ? `id\u0000${r.testId}` : `sn\u0000${r.suite ?? ''}\u0000${r.name}`;
-  return createHash('md5').update(key).digest('hex');
+  /** Test case ids this write looked up or created: for `remember`, once the transaction has committed. */
+  learned: [key: string, id: string][];
 }
 
 /**
- * The one write path of every ingest surface (V1, V2, Import): a batch of results becomes one statement
- * for the test cases (upsert by identity), one for the results (multi-row INSERT from arrays, idempotent
- * by UUID) and one atomic increment of the run's counts, inside the caller's transaction.
+ * The stable identity of a test: the MD5 of its explicit id when the client sends one, else of suite + name,
+ * written as a UUID (the column's type: 16 bytes that compare as bytes).
+ */
+export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>): string {
+  const key = r.testId ? `id\u0000${r.testId}` : `sn\u0000${r.suite ?? ''}\u0000${r.name}`;
+  const h = hash('md5', key, 'hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * Test case ids by (project, identity) for tests identified by suite + name, from committed writes only, so
+ * that a CI run repeating known tests costs no lookup. Safe to keep: a test case keeps its id, and is deleted
+ * only with its project, whose runs go with it (a write to such a run fails on the run). Two generations
+ * bound the memory: when the young one is full, it becomes the old one.
+ */
+class TestCaseIdCache {
+  private young = new Map<string, string>();
+  private old = new Map<string, string>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): string | undefined {
+    const id = this.young.get(key);
+    if (id !== undefined) {
+      return id;
+    }
+    const aged = this.old.get(key);
+    if (aged !== undefined) {
+      this.set(key, aged);
+    }
+    return aged;
+  }
+
+  set(key: string, id: string): void {
+    if (this.young.size >= this.capacity) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, id);
+  }
+}
+
+const COLUMNS =
+  'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
+
+/**
+ * The one write path of every ingest surface (V1, V2, Import), inside the caller's transaction: the batch's
+ * test cases are looked up (and the new ones inserted), the results are COPYed in with ids taken from the
+ * table's sequence beforehand, and the run's counts are incremented atomically. Results with UUIDs go through
+ * a staging table so that `ON CONFLICT (project_id, uuid) DO NOTHING` keeps them idempotent; a batch without
+ * UUIDs goes straight into `results`.
  */
 @Injectable()
 export class ResultsWriter {
+  private readonly testCaseCache = new TestCaseIdCache(200_000);
+
   async write(tx: EntityManager, run: RunRef, items: ResultInput[]): Promise<WriteOutcome> {
     if (!items.length) {
-      return { ids: [], counts: await this.counts(tx, run.id) };
+      return { ids: [], counts: await this.counts(tx, run.id), learned: [] };
     }
     const identities = items.map(testIdentity);
-    const testIds = await this.upsertTestCases(tx, run, items, identities);
+    const learned: [string, string][] = [];
+    const testIds = await this.testCaseIds(tx, run.projectId, items, identities, learned);
+    const ids = await this.allocateIds(tx, items.length);
 
-    const cols = {
-      test: identities.map((i) => testIds.get(i)!),
-      uuid: items.map((r) => r.uuid ?? null),
-      name: items.map((r) => r.name),
-      suite: items.map((r) => r.suite ?? ''),
-      status: items.map((r) => r.status),
-      duration: items.map((r) => (r.durationMs === undefined ? null : Math.round(r.durationMs))),
-      message: items.map((r) => r.message ?? null),
-      trace: items.map((r) => r.trace ?? null),
-      started: items.map((r) => r.startedAt?.toISOString() ?? null),
-      attributes: items.map((r) => JSON.stringify(r.attributes ?? {})),
-      retry: items.map((r) => r.retry ?? 0),
-      ord: items.map((_, i) => i),
-    };
-    const inserted: { id: string; uuid: string | null }[] = await tx.query(
-      `INSERT INTO results (run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace,
-                            started_at, attributes, retry)
-       SELECT $1, $2, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry
-         FROM unnest($3::bigint[], $4::uuid[], $5::varchar[], $6::varchar[], $7::varchar[], $8::bigint[],
-                     $9::text[], $10::text[], $11::timestamptz[], $12::jsonb[], $13::int[], $14::int[])
-              AS t(test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry, ord)
-        ORDER BY ord
-       ON CONFLICT (project_id, uuid) DO NOTHING
-       RETURNING id, uuid`,
-      [run.id, run.projectId, cols.test, cols.uuid, cols.name, cols.suite, cols.status, cols.duration, cols.message,
-        cols.trace, cols.started, cols.attributes, cols.retry, cols.ord],
-    );
-    // Identity values rise in insertion order, which follows `ord`: the stored rows, by id, are the stored
-    // inputs in input order. An input is stored unless its UUID existed already (or came earlier in the batch).
-    const storedUuids = new Set(inserted.map((r) => r.uuid).filter(Boolean));
-    const sortedIds = inserted.map((r) => String(r.id)).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
-    const ids: (string | null)[] = [];
-    let next = 0;
-    for (const item of items) {
-      const uuid = item.uuid?.toLowerCase();
-      const stored = !uuid || storedUuids.delete(uuid);
-      ids.push(stored ? sortedIds[next++] : null);
+    let rows = '';
+    const runId = copyField(run.id);
+    const projectId = copyField(run.projectId);
+    for (let i = 0; i < items.length; i++) {
+      const r = items[i];
+      rows +=
+        `${ids[i]}\t${runId}\t${projectId}\t${testIds.get(identities[i])!}\t${copyField(r.uuid)}\t` +
+        `${copyField(r.name)}\t${copyField(r.suite ?? '')}\t${r.status}\t` +
+        `${r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)}\t${copyField(r.message)}\t` +
+        `${copyField(r.trace)}\t${r.startedAt ? r.startedAt.toISOString() : '\\N'}\t` +
+        `${r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}'}\t${r.retry ?? 0}\n`;
     }
-    const stored = ids.flatMap((id, i) => (id ? [items[i].status] : []));
-    return { ids, counts: await this.addCounts(tx, run.id, stored) };
+
+    let stored: (string | null)[];
+    if (items.some((r) => r.uuid)) {
+      stored = await this.insertIdempotent(tx, ids, rows);
+    } else {
+      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, rows);
+      stored = ids;
+    }
+    const statuses = stored.flatMap((id, i) => (id ? [items[i].status] : []));
+    return { ids: stored, counts: await this.addCounts(tx, run.id, statuses), learned };
   }
 
-  private async upsertTestCases(
+  /**
+   * Keeps the test case ids of committed writes, so the next batches of the same tests skip the lookup. Only
+   * after the commit: an id from a transaction that rolled back would name a test case that does not exist.
+   */
+  remember(outcomes: Pick<WriteOutcome, 'learned'>[]): void {
+    for (const outcome of outcomes) {
+      for (const [key, id] of outcome.learned) {
+        this.testCaseCache.set(key, id);
+      }
+    }
+  }
+
+  /**
+   * Through the session's staging table: COPY in, then one INSERT … ON CONFLICT DO NOTHING that also empties
+   * it. Rows go in id order (= input order), so of two inputs with one UUID the first is the one stored.
+   */
+  private async insertIdempotent(tx: EntityManager, ids: string[], rows: string): Promise<(string | null)[]> {
+    await tx.query(
+      `CREATE TEMP TABLE IF NOT EXISTS results_staging (LIKE results INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+    );
+    await copyIn(tx, `COPY results_staging (${COLUMNS}) FROM STDIN`, rows);
+    const inserted: { id: string }[] = await tx.query(
+      `WITH staged AS (DELETE FROM results_staging RETURNING ${COLUMNS})
+       INSERT INTO results (${COLUMNS}) OVERRIDING SYSTEM VALUE
+       SELECT ${COLUMNS} FROM staged ORDER BY id
+       ON CONFLICT (project_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+       RETURNING id`,
+    );
+    const storedIds = new Set(inserted.map((r) => String(r.id)));
+    return ids.map((id) => (storedIds.has(id) ? id : null));
+  }
+
+  /** Ids for the batch from the results' identity sequence, rising in input order. */
+  private async allocateIds(tx: EntityManager, n: number): Promise<string[]> {
+    const [{ ids }]: { ids: string[] }[] = await tx.query(
+      // A constant regclass: nextval() then finds the sequence once, not once a row (6× faster).
+      `SELECT array_agg(nextval('results_id_seq'::regclass)) AS ids FROM generate_series(1, $1)`,
+      [n],
+    );
+    return ids.map(String);
+  }
+
+  /**
+   * The test case of every identity in the batch, inserting the new ones. The common case (CI runs the same
+   * tests again) is one indexed lookup and no write. A test with an explicit testId takes the suite and name
+   * it was last reported with.
+   */
+  private async testCaseIds(
     tx: EntityManager,
-    run: RunRef,
+    projectId: string,
     items: ResultInput[],
     identities: string[],
+    learned: [string, string][],
   ): Promise<Map<string, string>> {
-    // One row per identity (the last result of a test in the batch decides its last status).
     const latest = new Map<string, ResultInput>();
-    items.forEach((item, i) => latest.set(identities[i], item));
-    const keys = [...latest.keys()].sort();
-    const rows: { id: string; identity: string }[] = await tx.query(
-      `INSERT INTO test_cases (project_id, identity, external_id, suite, name, last_status, last_run_id)
-       SELECT $1, identity, external_id, suite, name, status, $2
-         FROM unnest($3::char(32)[], $4::varchar[], $5::varchar[], $6::varchar[], $7::varchar[])
-              AS t(identity, external_id, suite, name, status)
-       ON CONFLICT (project_id, identity) DO UPDATE
-         SET last_status = EXCLUDED.last_status, last_run_id = EXCLUDED.last_run_id,
-             suite = EXCLUDED.suite, name = EXCLUDED.name
-       RETURNING id, identity`,
-      [
-        run.projectId,
-        run.id,
-        keys,
-        keys.map((k) => latest.get(k)!.testId ?? null),
-        keys.map((k) => latest.get(k)!.suite ?? ''),
-        keys.map((k) => latest.get(k)!.name),
-        keys.map((k) => latest.get(k)!.status),
-      ],
-    );
-    return new Map(rows.map((r) => [r.identity, String(r.id)]));
+    const ids = new Map<string, string>();
+    for (let i = 0; i < items.length; i++) {
+      // A test with an explicit testId is always looked up: its suite and name may have changed.
+      const cached = items[i].testId ? undefined : this.testCaseCache.get(`${projectId}:${identities[i]}`);
+      if (cached) {
+        ids.set(identities[i], cached);
+      } else {
+        latest.set(identities[i], items[i]);
+      }
+    }
+    if (!latest.size) {
+      return ids;
+    }
+    const renamed: { id: string; item: ResultInput }[] = [];
+    const lookUp = async (keys: string[]) => {
+      const found: { id: string; identity: string; suite: string; name: string }[] = await tx.query(
+        `SELECT id, identity, suite, name FROM test_cases WHERE project_id = $1 AND identity = ANY($2::uuid[])`,
+        [projectId, keys],
+      );
+      for (const row of found) {
+        const item = latest.get(row.identity)!;
+        ids.set(row.identity, String(row.id));
+        if (row.suite !== (item.suite ?? '') || row.name !== item.name) {
+          renamed.push({ id: String(row.id), item });
+        }
+      }
+    };
+    await lookUp([...latest.keys()]);
+
+    // Sorted, so that two batches inserting the same new tests cannot deadlock on each other.
+    const missing = [...latest.keys()].filter((k) => !ids.has(k)).sort();
+    if (missing.length) {
+      const inserted: { id: string; identity: string }[] = await tx.query(
+        `INSERT INTO test_cases (project_id, identity, external_id, suite, name)
+         SELECT $1, identity, external_id, suite, name
+           FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[]) AS t(identity, external_id, suite, name)
+         ON CONFLICT (project_id, identity) DO NOTHING
+         RETURNING id, identity`,
+        [
+          projectId,
+          missing,
+          missing.map((k) => latest.get(k)!.testId ?? null),
+          missing.map((k) => latest.get(k)!.suite ?? ''),
+          missing.map((k) => latest.get(k)!.name),
+        ],
+      );
+      inserted.forEach((r) => ids.set(r.identity, String(r.id)));
+      // Inserted meanwhile by a concurrent writer (committed, so visible to a new statement).
+      const raced = missing.filter((k) => !ids.has(k));
+      if (raced.length) {
+        await lookUp(raced);
+      }
+    }
+    for (const [identity, item] of latest) {
+      if (!item.testId) {
+        learned.push([`${projectId}:${identity}`, ids.get(identity)!]);
+      }
+    }
+    if (renamed.length) {
+      renamed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      await tx.query(
+        `UPDATE test_cases t SET suite = u.suite, name = u.name
+           FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS u(id, suite, name)
+          WHERE t.id = u.id`,
+        [renamed.map((r) => r.id), renamed.map((r) => r.item.suite ?? ''), renamed.map((r) => r.item.name)],
+      );
+    }
+    return ids;
   }
 
+  /**
+   * Also the guard that results only join a run that exists: the UPDATE row-locks the run until commit, so a
+   * concurrent delete either waits for this batch (and its trigger then removes these results too) or has
+   * already removed the run, and the batch fails.
+   */
   private async addCounts(tx: EntityManager, runId: string, statuses: string[]): Promise<RunCounts> {
     const n = (s: string) => statuses.filter((x) => x === s).length;
     // TypeORM answers UPDATE … RETURNING with [rows, affected].
@@ -119,6 +249,9 @@ export class ResultsWriter {
         RETURNING ${COUNT_COLUMNS}`,
       [runId, statuses.length, n('PASSED'), n('FAILED'), n('BROKEN'), n('SKIPPED')],
     );
+    if (!updated.length) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
     return toCounts(updated[0]);
   }
 

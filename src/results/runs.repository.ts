@@ -9,6 +9,8 @@ export type ResultSortField = 'id' | 'name' | 'status' | 'durationMs';
 export type TestSortField = 'suite' | 'name' | 'id';
 
 export interface TestCaseRow extends TestCaseEntity {
+  /** The status of the test's newest result. */
+  lastStatus: ResultStatus | null;
   flakyNow: boolean;
 }
 
@@ -80,9 +82,10 @@ export class RunsRepository {
       filter = `AND (t.suite ILIKE $4 OR t.name ILIKE $4)`;
     }
     const rows: TestCaseRow[] = await this.db.query(
-      `SELECT t.id, t.suite, t.name, t.last_status AS "lastStatus",
+      `SELECT t.id, t.suite, t.name, l.status AS "lastStatus",
               COALESCE(f.flaky, false) AS "flakyNow"
          FROM test_cases t
+         LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id ORDER BY id DESC LIMIT 1) l ON true
          LEFT JOIN LATERAL (
            SELECT bool_or(passed AND failed) OR bool_or(retried_pass) AS flaky FROM (
              SELECT bool_or(r.status = 'PASSED') AS passed, bool_or(r.status IN ('FAILED', 'BROKEN')) AS failed,

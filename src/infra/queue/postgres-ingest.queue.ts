@@ -60,6 +60,10 @@ export class PostgresIngestQueue extends IngestQueue {
   private loop?: Promise<void>;
   private stopping = false;
   private wake?: () => void;
+  /** Set while the consumer waits out an idle poll (not a backoff): a local publish ends the wait. */
+  private wakeUp?: () => void;
+  /** A local publish happened since the consumer last claimed. */
+  private published = false;
   private deadCount = 0;
 
   constructor(
@@ -73,18 +77,21 @@ export class PostgresIngestQueue extends IngestQueue {
 
   async publish(message: IngestMessage): Promise<void> {
     try {
-      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::jsonb)', [JSON.stringify(message)]);
+      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::json)', [JSON.stringify(message)]);
     } catch (error) {
       const code =
         (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
         (error as { code?: string }).code;
       if (typeof code === 'string' && code.startsWith('22')) {
-        // Data exception, e.g. a \u0000 that jsonb refuses: the message's fault, not the database's.
+        // Data exception (the text is not valid JSON, say): the message's fault, not the database's.
         throw AppError.validation(`The message cannot be stored: ${errorText(error, 200)}`);
       }
       this.logger.warn(`Could not queue a ${describeMessage(message)}: ${errorText(error)}`);
       throw unavailable('The ingest queue is unavailable; retry later');
     }
+    // This replica's consumer takes it at once instead of at its next poll (other replicas still poll).
+    this.published = true;
+    this.wakeUp?.();
   }
 
   consume(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
@@ -121,9 +128,12 @@ export class PostgresIngestQueue extends IngestQueue {
   private async run(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
     while (!this.stopping) {
       let pause: number;
+      let idlePoll = false;
+      this.published = false;
       try {
         const { taken, transient } = await this.tick(handler, options);
-        pause = transient ? this.backoff.next() : taken >= options.batchSize ? 0 : this.idlePollMs;
+        idlePoll = !transient && taken < options.batchSize;
+        pause = transient ? this.backoff.next() : idlePoll && !this.published ? this.idlePollMs : 0;
         if (!transient) {
           this.backoff.reset();
         }
@@ -133,7 +143,7 @@ export class PostgresIngestQueue extends IngestQueue {
         this.logger.warn(`Ingest queue poll failed; retrying in ${pause} ms: ${errorText(error)}`);
       }
       if (pause > 0) {
-        await this.idle(pause);
+        await this.idle(pause, idlePoll);
       }
     }
   }
@@ -177,15 +187,19 @@ export class PostgresIngestQueue extends IngestQueue {
     return { taken: rows.length, transient: !!outcome.transient };
   }
 
-  /** Sleeps, but wakes at once for close(). */
-  private idle(ms: number): Promise<void> {
+  /** Sleeps, but wakes at once for close(), and for a local publish when `wakeable`. */
+  private idle(ms: number, wakeable: boolean): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
+      let timer: NodeJS.Timeout | undefined = undefined;
+      const done = (): void => {
         clearTimeout(timer);
+        this.wake = undefined;
+        this.wakeUp = undefined;
         resolve();
-      }
+      };
+      timer = setTimeout(done, ms);
       this.wake = done;
+      this.wakeUp = wakeable ? done : undefined;
     });
   }
 }
