@@ -6,16 +6,19 @@ import type { EntityManager } from 'typeorm';
 
 /**
  * COPY … FROM STDIN on the connection of the caller's transaction: the cheapest way PostgreSQL takes rows
- * (no parameter arrays to build and parse, no per-row statement overhead). `rows` are text-format lines,
- * each ending in a newline (see copyField). Resolves with the number of rows stored.
+ * (no parameter arrays to build and parse, no per-row statement overhead). `rows` are chunks of text-format
+ * lines, each line ending in a newline (see copyField). Resolves with the number of rows stored.
  */
-export async function copyIn(tx: EntityManager, statement: string, rows: string): Promise<number> {
+export async function copyIn(tx: EntityManager, statement: string, rows: string[]): Promise<number> {
   const client = (tx.queryRunner as unknown as { databaseConnection?: PoolClient } | undefined)?.databaseConnection;
   if (!client) {
     throw new Error('copyIn needs an EntityManager bound to a transaction');
   }
   const stream = client.query(copyFrom(statement));
-  await pipeline(Readable.from([Buffer.from(rows)]), stream);
+  await pipeline(
+    Readable.from(rows.filter((chunk) => chunk.length > 0).map((chunk) => Buffer.from(chunk))),
+    stream,
+  );
   return stream.rowCount;
 }
 

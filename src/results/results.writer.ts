@@ -62,6 +62,13 @@ class TestCaseIdCache {
   }
 }
 
+const UNIQUE_VIOLATION = '23505';
+
+function sqlState(error: unknown): unknown {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  return e?.driverError?.code ?? e?.code;
+}
+
 const COLUMNS =
   'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
 
@@ -83,30 +90,46 @@ export class ResultsWriter {
     const identities = items.map(testIdentity);
     const learned: [string, string][] = [];
     const testIds = await this.testCaseIds(tx, run.projectId, items, identities, learned);
-    const ids = await this.allocateIds(tx, items.length);
+    const withUuids = items.some((r) => r.uuid);
+    // Inputs to store: all, less those whose UUID is stored already or came earlier in the batch.
+    const fresh = withUuids ? await this.freshInputs(tx, run.projectId, items) : items.map((_, i) => i);
+    const ids = await this.allocateIds(tx, fresh.length);
 
-    let rows = '';
     const runId = copyField(run.id);
     const projectId = copyField(run.projectId);
-    for (let i = 0; i < items.length; i++) {
-      const r = items[i];
-      rows +=
-        `${ids[i]}\t${runId}\t${projectId}\t${testIds.get(identities[i])!}\t${copyField(r.uuid)}\t` +
-        `${copyField(r.name)}\t${copyField(r.suite ?? '')}\t${r.status}\t` +
-        `${r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)}\t${copyField(r.message)}\t` +
-        `${copyField(r.trace)}\t${r.startedAt ? r.startedAt.toISOString() : '\\N'}\t` +
-        `${r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}'}\t${r.retry ?? 0}\n`;
-    }
+    const chunks: string[] = [];
+    let lines: string[] = [];
+    fresh.forEach((index, k) => {
+      const r = items[index];
+      lines.push(
+        `${ids[k]}\t${runId}\t${projectId}\t${testIds.get(identities[index])!}\t${copyField(r.uuid)}\t` +
+          `${copyField(r.name)}\t${copyField(r.suite ?? '')}\t${r.status}\t` +
+          `${r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)}\t${copyField(r.message)}\t` +
+          `${copyField(r.trace)}\t${r.startedAt ? r.startedAt.toISOString() : '\\N'}\t` +
+          `${r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}'}\t${r.retry ?? 0}\n`,
+      );
+      if (lines.length === 1000) {
+        chunks.push(lines.join(''));
+        lines = [];
+      }
+    });
+    chunks.push(lines.join(''));
 
-    let stored: (string | null)[];
-    if (items.some((r) => r.uuid)) {
-      stored = await this.insertIdempotent(tx, ids, rows);
-    } else {
-      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, rows);
-      stored = ids;
+    let stored: (string | null)[] = ids;
+    if (!withUuids) {
+      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, chunks);
+    } else if (fresh.length) {
+      stored = await this.insertIdempotent(tx, ids, chunks);
     }
-    const statuses = stored.flatMap((id, i) => (id ? [items[i].status] : []));
-    return { ids: stored, counts: await this.addCounts(tx, run.id, statuses), learned };
+    const storedIds: (string | null)[] = items.map(() => null);
+    const statuses: string[] = [];
+    fresh.forEach((index, k) => {
+      if (stored[k]) {
+        storedIds[index] = stored[k];
+        statuses.push(items[index].status);
+      }
+    });
+    return { ids: storedIds, counts: await this.addCounts(tx, run.id, statuses), learned };
   }
 
   /**
@@ -121,15 +144,49 @@ export class ResultsWriter {
     }
   }
 
+  /** Indexes of the inputs without a UUID, or with one that is neither stored nor repeated from earlier in the batch. */
+  private async freshInputs(tx: EntityManager, projectId: string, items: ResultInput[]): Promise<number[]> {
+    const uuids = [...new Set(items.flatMap((r) => (r.uuid ? [r.uuid.toLowerCase()] : [])))];
+    const existing: { uuid: string }[] = await tx.query(
+      `SELECT uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[]) AND uuid IS NOT NULL`,
+      [projectId, uuids],
+    );
+    const seen = new Set(existing.map((r) => r.uuid));
+    const fresh: number[] = [];
+    items.forEach((r, i) => {
+      const uuid = r.uuid?.toLowerCase();
+      if (!uuid) {
+        fresh.push(i);
+      } else if (!seen.has(uuid)) {
+        seen.add(uuid);
+        fresh.push(i);
+      }
+    });
+    return fresh;
+  }
+
   /**
-   * Through the session's staging table: COPY in, then one INSERT … ON CONFLICT DO NOTHING that also empties
-   * it. Rows go in id order (= input order), so of two inputs with one UUID the first is the one stored.
+   * Rows whose UUIDs were not stored a moment ago: COPYed straight in, under a savepoint. Should a concurrent
+   * writer have stored one of the UUIDs meanwhile (a unique violation), the rows go again through the
+   * session's staging table and one INSERT … ON CONFLICT DO NOTHING, which skips what exists. Rows go in id
+   * order (= input order). Returns the ids stored, null where skipped.
    */
-  private async insertIdempotent(tx: EntityManager, ids: string[], rows: string): Promise<(string | null)[]> {
+  private async insertIdempotent(tx: EntityManager, ids: string[], chunks: string[]): Promise<(string | null)[]> {
+    await tx.query('SAVEPOINT results_copy');
+    try {
+      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, chunks);
+      await tx.query('RELEASE SAVEPOINT results_copy');
+      return ids;
+    } catch (error) {
+      if (sqlState(error) !== UNIQUE_VIOLATION) {
+        throw error;
+      }
+      await tx.query('ROLLBACK TO SAVEPOINT results_copy');
+    }
     await tx.query(
       `CREATE TEMP TABLE IF NOT EXISTS results_staging (LIKE results INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
     );
-    await copyIn(tx, `COPY results_staging (${COLUMNS}) FROM STDIN`, rows);
+    await copyIn(tx, `COPY results_staging (${COLUMNS}) FROM STDIN`, chunks);
     const inserted: { id: string }[] = await tx.query(
       `WITH staged AS (DELETE FROM results_staging RETURNING ${COLUMNS})
        INSERT INTO results (${COLUMNS}) OVERRIDING SYSTEM VALUE
