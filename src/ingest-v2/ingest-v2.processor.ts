@@ -28,7 +28,7 @@ export class IngestV2Processor {
     await this.repository.transaction(async (tx) => {
       await this.repository.lockRuns(
         tx,
-        batch.map((m) => ({ key: runKey(m), exclusive: m.kind === 'run' })),
+        batch.map((m) => ({ key: runKey(m), exclusive: m.kind !== 'results' })),
       );
       // Results for one run are written together (one COPY for several messages); a run or finish message
       // first writes what came before it for its run, so the batch's order per run is kept.

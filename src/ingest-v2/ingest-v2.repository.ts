@@ -20,9 +20,9 @@ export class IngestV2Repository {
 
   /**
    * Locks the runs a batch touches for the rest of the transaction, so that a run and its results handled at
-   * the same moment by two consumers cannot miss each other: creating a run takes its key exclusively, adding
-   * results or finishing shares it (batches of results for one run still run side by side; their counts are
-   * atomic increments). One statement, keys in a fixed order, which rules out deadlocks between batches.
+   * the same moment by two consumers cannot miss each other, and a finish is not overtaken by results queued
+   * before it: creating or finishing a run takes its key exclusively, adding results shares it (batches of
+   * results for one run still run side by side; their counts are atomic increments). One statement, keys in a fixed order, which rules out deadlocks between batches.
    */
   async lockRuns(tx: EntityManager, locks: { key: string; exclusive: boolean }[]): Promise<void> {
     const byKey = new Map<string, boolean>();

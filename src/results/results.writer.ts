@@ -144,11 +144,16 @@ export class ResultsWriter {
     }
   }
 
-  /** Indexes of the inputs without a UUID, or with one that is neither stored nor repeated from earlier in the batch. */
+  /**
+   * Indexes of the inputs without a UUID, or with one that is neither stored nor repeated from earlier in the
+   * batch. (The look-ups here and in testCaseIds are one index probe per key by construction, LATERAL … LIMIT 1:
+   * `= ANY(array)` let the planner, with statistics of a table that just grew, scan the project's rows instead.)
+   */
   private async freshInputs(tx: EntityManager, projectId: string, items: ResultInput[]): Promise<number[]> {
     const uuids = [...new Set(items.flatMap((r) => (r.uuid ? [r.uuid.toLowerCase()] : [])))];
     const existing: { uuid: string }[] = await tx.query(
-      `SELECT uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[]) AND uuid IS NOT NULL`,
+      `SELECT r.uuid FROM unnest($2::uuid[]) AS u(uuid)
+         CROSS JOIN LATERAL (SELECT uuid FROM results WHERE project_id = $1 AND uuid = u.uuid LIMIT 1) r`,
       [projectId, uuids],
     );
     const seen = new Set(existing.map((r) => r.uuid));
@@ -237,7 +242,8 @@ export class ResultsWriter {
     const renamed: { id: string; item: ResultInput }[] = [];
     const lookUp = async (keys: string[]) => {
       const found: { id: string; identity: string; suite: string; name: string }[] = await tx.query(
-        `SELECT id, identity, suite, name FROM test_cases WHERE project_id = $1 AND identity = ANY($2::uuid[])`,
+        `SELECT t.id, t.identity, t.suite, t.name FROM unnest($2::uuid[]) AS k(identity)
+           CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases WHERE project_id = $1 AND identity = k.identity LIMIT 1) t`,
         [projectId, keys],
       );
       for (const row of found) {

@@ -56,14 +56,12 @@ export class PostgresIngestQueue extends IngestQueue {
   private readonly logger = new Logger('IngestQueue');
   private readonly leaseSeconds: number;
   private readonly idlePollMs: number;
-  private readonly backoff = new Backoff(250, 30_000);
-  private loop?: Promise<void>;
+  private loop?: Promise<unknown>;
   private stopping = false;
-  private wake?: () => void;
-  /** Set while the consumer waits out an idle poll (not a backoff): a local publish ends the wait. */
-  private wakeUp?: () => void;
-  /** A local publish happened since the consumer last claimed. */
-  private published = false;
+  /** Consumer loops asleep; a local publish wakes those waiting out an idle poll (not a backoff). */
+  private readonly sleepers = new Set<{ wake: () => void; onPublish: boolean }>();
+  /** Local publishes so far: a loop that sees it change while it worked polls again at once. */
+  private published = 0;
   private deadCount = 0;
 
   constructor(
@@ -90,15 +88,20 @@ export class PostgresIngestQueue extends IngestQueue {
       throw unavailable('The ingest queue is unavailable; retry later');
     }
     // This replica's consumer takes it at once instead of at its next poll (other replicas still poll).
-    this.published = true;
-    this.wakeUp?.();
+    this.published += 1;
+    for (const sleeper of this.sleepers) {
+      if (sleeper.onPublish) {
+        sleeper.wake();
+      }
+    }
   }
 
   consume(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
     if (this.loop) {
       return Promise.reject(new Error('This ingest queue already has a consumer'));
     }
-    this.loop = this.run(handler, options);
+    // Each loop claims its own rows (SKIP LOCKED), as consumers in other replicas do.
+    this.loop = Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => this.run(handler, options)));
     return Promise.resolve();
   }
 
@@ -121,25 +124,26 @@ export class PostgresIngestQueue extends IngestQueue {
   /** Stops polling and waits for the batch in hand; the DataSource belongs to the caller and stays open. */
   async close(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.sleepers.forEach((sleeper) => sleeper.wake());
     await this.loop;
   }
 
   private async run(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
+    const backoff = new Backoff(250, 30_000);
     while (!this.stopping) {
       let pause: number;
       let idlePoll = false;
-      this.published = false;
+      const published = this.published;
       try {
         const { taken, transient } = await this.tick(handler, options);
         idlePoll = !transient && taken < options.batchSize;
-        pause = transient ? this.backoff.next() : idlePoll && !this.published ? this.idlePollMs : 0;
+        pause = transient ? backoff.next() : idlePoll && this.published === published ? this.idlePollMs : 0;
         if (!transient) {
-          this.backoff.reset();
+          backoff.reset();
         }
       } catch (error) {
         // Claiming or settling failed: the database is away. Leased rows come back when their lease ends.
-        pause = this.backoff.next();
+        pause = backoff.next();
         this.logger.warn(`Ingest queue poll failed; retrying in ${pause} ms: ${errorText(error)}`);
       }
       if (pause > 0) {
@@ -187,19 +191,19 @@ export class PostgresIngestQueue extends IngestQueue {
     return { taken: rows.length, transient: !!outcome.transient };
   }
 
-  /** Sleeps, but wakes at once for close(), and for a local publish when `wakeable`. */
-  private idle(ms: number, wakeable: boolean): Promise<void> {
+  /** Sleeps, but wakes at once for close(), and for a local publish when `onPublish`. */
+  private idle(ms: number, onPublish: boolean): Promise<void> {
     return new Promise((resolve) => {
-      let timer: NodeJS.Timeout | undefined = undefined;
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        this.wakeUp = undefined;
-        resolve();
+      const sleeper = {
+        onPublish,
+        wake: () => {
+          clearTimeout(timer);
+          this.sleepers.delete(sleeper);
+          resolve();
+        },
       };
-      timer = setTimeout(done, ms);
-      this.wake = done;
-      this.wakeUp = wakeable ? done : undefined;
+      const timer = setTimeout(sleeper.wake, ms);
+      this.sleepers.add(sleeper);
     });
   }
 }
