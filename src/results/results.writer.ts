@@ -64,6 +64,22 @@ class TestCaseIdCache {
 
 const UNIQUE_VIOLATION = '23505';
 
+/** Indexes of the inputs without a UUID or with the first occurrence of one (UUIDs compare case-insensitively). */
+function firstOfEachUuid(items: ResultInput[]): number[] {
+  const seen = new Set<string>();
+  const out: number[] = [];
+  items.forEach((r, i) => {
+    const uuid = r.uuid?.toLowerCase();
+    if (!uuid) {
+      out.push(i);
+    } else if (!seen.has(uuid)) {
+      seen.add(uuid);
+      out.push(i);
+    }
+  });
+  return out;
+}
+
 function sqlState(error: unknown): unknown {
   const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
   return e?.driverError?.code ?? e?.code;
@@ -91,8 +107,8 @@ export class ResultsWriter {
     const learned: [string, string][] = [];
     const testIds = await this.testCaseIds(tx, run.projectId, items, identities, learned);
     const withUuids = items.some((r) => r.uuid);
-    // Inputs to store: all, less those whose UUID is stored already or came earlier in the batch.
-    const fresh = withUuids ? await this.freshInputs(tx, run.projectId, items) : items.map((_, i) => i);
+    // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
+    const fresh = withUuids ? firstOfEachUuid(items) : items.map((_, i) => i);
     const ids = await this.allocateIds(tx, fresh.length);
 
     const runId = copyField(run.id);
@@ -145,36 +161,10 @@ export class ResultsWriter {
   }
 
   /**
-   * Indexes of the inputs without a UUID, or with one that is neither stored nor repeated from earlier in the
-   * batch. (The look-ups here and in testCaseIds are one index probe per key by construction, LATERAL … LIMIT 1:
-   * `= ANY(array)` let the planner, with statistics of a table that just grew, scan the project's rows instead.)
-   */
-  private async freshInputs(tx: EntityManager, projectId: string, items: ResultInput[]): Promise<number[]> {
-    const uuids = [...new Set(items.flatMap((r) => (r.uuid ? [r.uuid.toLowerCase()] : [])))];
-    const existing: { uuid: string }[] = await tx.query(
-      `SELECT r.uuid FROM unnest($2::uuid[]) AS u(uuid)
-         CROSS JOIN LATERAL (SELECT uuid FROM results WHERE project_id = $1 AND uuid = u.uuid LIMIT 1) r`,
-      [projectId, uuids],
-    );
-    const seen = new Set(existing.map((r) => r.uuid));
-    const fresh: number[] = [];
-    items.forEach((r, i) => {
-      const uuid = r.uuid?.toLowerCase();
-      if (!uuid) {
-        fresh.push(i);
-      } else if (!seen.has(uuid)) {
-        seen.add(uuid);
-        fresh.push(i);
-      }
-    });
-    return fresh;
-  }
-
-  /**
-   * Rows whose UUIDs were not stored a moment ago: COPYed straight in, under a savepoint. Should a concurrent
-   * writer have stored one of the UUIDs meanwhile (a unique violation), the rows go again through the
-   * session's staging table and one INSERT … ON CONFLICT DO NOTHING, which skips what exists. Rows go in id
-   * order (= input order). Returns the ids stored, null where skipped.
+   * Rows with UUIDs: COPYed straight in, under a savepoint, as new UUIDs are the rule. When one is stored
+   * already (a redelivered message, a client retrying, a concurrent writer), the COPY fails on the unique
+   * index and the rows go again through the session's staging table and one INSERT … ON CONFLICT DO NOTHING,
+   * which skips what exists. Rows go in id order (= input order). Returns the ids stored, null where skipped.
    */
   private async insertIdempotent(tx: EntityManager, ids: string[], chunks: string[]): Promise<(string | null)[]> {
     await tx.query('SAVEPOINT results_copy');
@@ -241,6 +231,8 @@ export class ResultsWriter {
     }
     const renamed: { id: string; item: ResultInput }[] = [];
     const lookUp = async (keys: string[]) => {
+      // One index probe per key by construction (LATERAL … LIMIT 1): with `identity = ANY($2)`, the planner,
+      // going by the statistics of a table that had just grown, scanned all of the project's test cases.
       const found: { id: string; identity: string; suite: string; name: string }[] = await tx.query(
         `SELECT t.id, t.identity, t.suite, t.name FROM unnest($2::uuid[]) AS k(identity)
            CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases WHERE project_id = $1 AND identity = k.identity LIMIT 1) t`,
