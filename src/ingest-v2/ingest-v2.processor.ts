@@ -43,7 +43,12 @@ export class IngestV2Processor {
       for (const message of batch) {
         const key = runKey(message);
         if (message.kind === 'results') {
-          waiting.set(key, [...(waiting.get(key) ?? []), message]);
+          const group = waiting.get(key);
+          if (group) {
+            group.push(message);
+          } else {
+            waiting.set(key, [message]);
+          }
           continue;
         }
         await flush(key);

@@ -31,9 +31,10 @@ export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>):
 
 /**
  * Test case ids by (project, suite, name) for tests identified by suite + name, from committed writes only,
- * so that a CI run repeating known tests costs no look-up (nor hashing: MD5 of 1000 names took ~0.9 ms). Safe to keep: a test case keeps its id, and is deleted
- * only with its project, whose runs go with it (a write to such a run fails on the run). Two generations
- * bound the memory: when the young one is full, it becomes the old one.
+ * so that a CI run repeating known tests costs no look-up (nor hashing: MD5 of 1000 names took ~0.9 ms).
+ * Safe to keep: a test case keeps its id, and is deleted only with its project, whose runs go with it (a
+ * write to such a run fails on the run). Two generations bound the memory: when the young one is full, it
+ * becomes the old one.
  */
 class TestCaseIdCache {
   private young = new Map<string, string>();
@@ -91,9 +92,9 @@ const COLUMNS =
 /**
  * The one write path of every ingest surface (V1, V2, Import), inside the caller's transaction: the batch's
  * test cases are looked up (and the new ones inserted), the results are COPYed in with ids taken from the
- * table's sequence beforehand, and the run's counts are incremented atomically. Results with UUIDs go through
- * a staging table so that `ON CONFLICT (project_id, uuid) DO NOTHING` keeps them idempotent; a batch without
- * UUIDs goes straight into `results`.
+ * table's sequence beforehand, and the run's counts are incremented atomically. Results with UUIDs stay
+ * idempotent: a repeat within the batch is dropped, and one already stored makes the COPY fail on the unique
+ * index, after which the batch goes through a staging table and `ON CONFLICT (project_id, uuid) DO NOTHING`.
  */
 @Injectable()
 export class ResultsWriter {
