@@ -104,6 +104,42 @@ describe(ResultsWriter.name, () => {
     }
   });
 
+  it('gives two concurrent writers of the same new test one test case', async () => {
+    const [first, second] = [await newRun(), await newRun()];
+    const items = [{ name: 'born twice', suite: 'Race', status: 'PASSED' as const }];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let written!: () => void;
+    const wrote = new Promise<void>((resolve) => (written = resolve));
+    const one = db.transaction(async (tx) => {
+      await sut.write(tx, first, items);
+      written();
+      await held;
+    });
+    await wrote;
+    // The second writer does not see the first one's test case yet, and waits on it at the unique index.
+    const two = db.transaction((tx) => sut.write(tx, second, items));
+    while (
+      !(await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'COPY test_cases%'`))
+        .length
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    release();
+    await one;
+    await two;
+    const cases = await db.getRepository(TestCaseEntity).findBy({ projectId, name: 'born twice' });
+    expect(cases).toHaveLength(1);
+    const rows: { run_id: string; test_id: string }[] = await db.query(
+      'SELECT run_id, test_id FROM results WHERE run_id = ANY($1::bigint[]) ORDER BY run_id',
+      [[first.id, second.id]],
+    );
+    expect(rows.map((r) => [String(r.run_id), String(r.test_id)])).toEqual([
+      [first.id, cases[0].id],
+      [second.id, cases[0].id],
+    ]);
+  });
+
   it('refuses results for a run that no longer exists, storing nothing', async () => {
     const run = await newRun();
     await db.query('DELETE FROM runs WHERE id = $1', [run.id]);
