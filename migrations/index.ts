@@ -5,6 +5,8 @@ import { IngestQueue1764100000000 } from './1764100000000-IngestQueue.js';
 import { PendingIngest1764200000000 } from './1764200000000-PendingIngest.js';
 import { MailAndAccounts1764400000000 } from './1764400000000-MailAndAccounts.js';
 import { TwoFactor1764500000000 } from './1764500000000-TwoFactor.js';
+import { ResultsWritePath1764600000000 } from './1764600000000-ResultsWritePath.js';
+import { IngestQueuePayloadJson1764610000000 } from './1764610000000-IngestQueuePayloadJson.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -15,4 +17,6 @@ export const MIGRATIONS = [
   PendingIngest1764200000000,
   MailAndAccounts1764400000000,
   TwoFactor1764500000000,
+  ResultsWritePath1764600000000,
+  IngestQueuePayloadJson1764610000000,
 ];

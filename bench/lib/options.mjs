@@ -13,11 +13,15 @@ export const USAGE = `Usage: npm run bench -- [options]
   --logins=N            sequential logins for the login-latency section (default 200)
   --ingest-results=N    results per measurement in the ingest section, sent 1000 a request (default 100000)
   --ingest-clients=N    concurrent clients posting results in the ingest section (default 4)
+  --ingest-tests=rerun|new   rerun (default): the measured results are of tests the project already has (a
+                        previous run of the same tests is sent first, unmeasured), as CI reruns a suite;
+                        new: every result is of a test never seen before
   --keep-db             keep the benchmark database afterwards
   --strict              exit 1 when a target is missed
   --out=FILE            results file (default bench/results/latest.json)
 Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres, any database on the server),
-  BENCH_DB_NAME (default tms_bench; dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379).`;
+  BENCH_DB_NAME (default tms_bench; dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
+  BENCH_SERVICE_NODE_ARGS (extra node flags for the services started, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).`;
 
 export function parseOptions(argv) {
   const { values } = parseArgs({
@@ -34,6 +38,7 @@ export function parseOptions(argv) {
       logins: { type: 'string', default: '200' },
       'ingest-results': { type: 'string', default: '100000' },
       'ingest-clients': { type: 'string', default: '4' },
+      'ingest-tests': { type: 'string', default: 'rerun' },
       'keep-db': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -47,6 +52,9 @@ export function parseOptions(argv) {
     }
     return n;
   };
+  if (!['rerun', 'new'].includes(values['ingest-tests'])) {
+    throw new Error('--ingest-tests must be rerun or new');
+  }
   if (!['auto', 'wrk', 'autocannon'].includes(values.tool)) {
     throw new Error('--tool must be auto, wrk or autocannon');
   }
@@ -70,6 +78,7 @@ export function parseOptions(argv) {
     logins: int('logins', 1),
     ingestResults: int('ingest-results', 1000),
     ingestClients: int('ingest-clients', 1),
+    ingestTests: values['ingest-tests'],
     keepDb: values['keep-db'],
     strict: values.strict,
     out: values.out,

@@ -172,7 +172,10 @@ function tail(file, lines = 40) {
 /** Spawns `node --import orphan-guard <script>` with output to `logFile`; stopped on clean-up. */
 function spawnNode(script, { env, logFile, name }) {
   const log = openSync(logFile, 'w');
-  const child = spawnTracked(process.execPath, ['--import', ORPHAN_GUARD, script], {
+  // BENCH_SERVICE_NODE_ARGS: extra node flags for what the bench starts, e.g. --cpu-prof --cpu-prof-dir=DIR
+  // (node refuses --cpu-prof in NODE_OPTIONS).
+  const extra = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  const child = spawnTracked(process.execPath, [...extra, '--import', ORPHAN_GUARD, script], {
     cwd: ROOT,
     env,
     stdio: ['ignore', log, log],

@@ -38,6 +38,11 @@ const BACKENDS = { postgres: /^postgres/, redis: /^redis-server/, rabbitmq: /^be
 const COLUMNS =
   'run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
 const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
+// Which of the watched UUIDs are stored: one index probe per UUID. (`uuid = ANY($2)` let the planner, with the
+// statistics of a table that grew by 100,000s of rows within seconds, scan all of the project's results on
+// every poll: a core's worth of PostgreSQL time spent by the bench's own watcher.)
+const SEEN_UUIDS = `SELECT s.uuid::text AS uuid FROM unnest($2::uuid[]) AS w(uuid)
+  CROSS JOIN LATERAL (SELECT uuid FROM results WHERE project_id = $1 AND uuid = w.uuid LIMIT 1) s`;
 
 const run_ = promisify(execFile);
 
@@ -46,11 +51,17 @@ export async function run(ctx) {
   const total = ctx.options.ingestResults;
   const clients = ctx.options.ingestClients;
   const batches = Math.ceil(total / BATCH);
-  ctx.log(`${thousands(batches * BATCH)} results per measurement, ${BATCH} a request, ${clients} clients`);
+  const tests = ctx.options.ingestTests;
+  ctx.log(
+    `${thousands(batches * BATCH)} results per measurement, ${BATCH} a request, ${clients} clients; ` +
+      (tests === 'rerun'
+        ? 'tests the project already has (a previous run of them sent first, unmeasured)'
+        : 'every result a new test'),
+  );
 
   const phases = [];
   const summary = [];
-  const data = { batch: BATCH, clients, resultsPerMeasurement: batches * BATCH };
+  const data = { batch: BATCH, clients, resultsPerMeasurement: batches * BATCH, tests };
 
   // ---- 1. COPY
   const copy = await measureCopy(ctx, service, Math.max(batches * BATCH, COPY_MIN_ROWS));
@@ -232,7 +243,8 @@ function mapValues(object, fn) {
 
 // ---------------------------------------------------------------------------------------------------------
 // Data: the same results for every path. ~10% FAILED with a short message, the rest PASSED; every result a
-// distinct test (suite + name), 50 tests a suite, as a large suite's first run would look.
+// distinct test (suite + name), 50 tests a suite. Called twice with one prefix, it gives the same tests (with
+// other UUIDs): a previous run of the suite, then the measured rerun (--ingest-tests=rerun, the default).
 
 function makeResults(count, prefix, { uuids = false } = {}) {
   const out = new Array(count);
@@ -464,6 +476,29 @@ async function measureV1(ctx, service, token, batches, clients) {
     await api(service, token, 'POST', `/api/runs/${warm.id}/results`, { results: items }, 201);
   }
 
+  const bodies = chunk(makeResults(batches * BATCH, 'v1'), BATCH).map((items) =>
+    JSON.stringify({ results: items }),
+  );
+  if (ctx.options.ingestTests === 'rerun') {
+    const previous = await api(
+      service,
+      token,
+      'POST',
+      `/api/projects/${project.id}/runs`,
+      { name: 'bench V1, previous run' },
+      201,
+    );
+    ctx.log(`V1: a previous run of the same ${thousands(bodies.length * BATCH)} tests (not measured)…`);
+    await drive({
+      service,
+      token,
+      bodies,
+      path: () => `/api/runs/${previous.id}/results`,
+      expect: 201,
+      clients,
+    });
+  }
+
   const run = await api(
     service,
     token,
@@ -471,9 +506,6 @@ async function measureV1(ctx, service, token, batches, clients) {
     `/api/projects/${project.id}/runs`,
     { name: 'bench V1' },
     201,
-  );
-  const bodies = chunk(makeResults(batches * BATCH, 'v1'), BATCH).map((items) =>
-    JSON.stringify({ results: items }),
   );
   ctx.log(`V1: ${bodies.length} × POST /api/runs/${run.id}/results from ${clients} clients…`);
 
@@ -537,6 +569,31 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
     }
     await waitForCount(db, project.id, warmUuid, 3 * BATCH, DRAIN_CAP_MS, `${variant.label} warm-up`);
 
+    if (ctx.options.ingestTests === 'rerun') {
+      const previousUuid = randomUUID();
+      await api(service, token, 'POST', base, { uuid: previousUuid, name: 'bench V2, previous run' }, 202);
+      const previous = chunk(makeResults(batches * BATCH, `v2${variant.key}`, { uuids: true }), BATCH);
+      ctx.log(
+        `${variant.label}: a previous run of the same ${thousands(previous.length * BATCH)} tests (not measured)…`,
+      );
+      await drive({
+        service,
+        token,
+        bodies: previous.map((items) => JSON.stringify({ results: items })),
+        path: () => `${base}/${previousUuid}/results`,
+        expect: 202,
+        clients,
+      });
+      await waitForCount(
+        db,
+        project.id,
+        previousUuid,
+        previous.length * BATCH,
+        DRAIN_CAP_MS,
+        `${variant.label} previous run`,
+      );
+    }
+
     const runUuid = randomUUID();
     const batchItems = chunk(makeResults(batches * BATCH, `v2${variant.key}`, { uuids: true }), BATCH);
     const bodies = batchItems.map((items) => JSON.stringify({ results: items }));
@@ -572,10 +629,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
         const pending = [...acked.keys()];
         if (pending.length) {
           const uuids = pending.flatMap((i) => samples[i]);
-          const { rows } = await db.query(
-            'SELECT uuid::text AS uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
-            [project.id, uuids],
-          );
+          const { rows } = await db.query(SEEN_UUIDS, [project.id, uuids]);
           const now = performance.now();
           const seen = new Set(rows.map((r) => r.uuid));
           for (const i of pending) {
@@ -659,10 +713,10 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
       const acked = performance.now();
       const deadline = acked + DRAIN_CAP_MS;
       for (;;) {
-        const { rows } = await db.query(
-          'SELECT count(*)::int AS n FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
-          [project.id, watch],
-        );
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM (${SEEN_UUIDS}) seen`, [
+          project.id,
+          watch,
+        ]);
         if (rows[0].n === watch.length) {
           single.push(performance.now() - acked);
           break;

@@ -10,6 +10,8 @@ import { IngestV2Service } from './ingest-v2.service.js';
 
 const BATCH_SIZE = 50;
 const MAX_ATTEMPTS = 5;
+// Two batches at once: while the database stores one, this process parses and prepares the next.
+const CONCURRENCY = 2;
 
 @Module({
   imports: [AccessModule, ResultsModule],
@@ -30,7 +32,11 @@ export class IngestV2Module implements OnApplicationBootstrap {
       'V2 messages this replica moved to the dead-letter queue since it started',
       () => this.queue.deadLettered(),
     );
-    await this.queue.consume((batch) => this.processor.handle(batch), { batchSize: BATCH_SIZE, maxAttempts: MAX_ATTEMPTS });
+    await this.queue.consume((batch) => this.processor.handle(batch), {
+      batchSize: BATCH_SIZE,
+      maxAttempts: MAX_ATTEMPTS,
+      concurrency: CONCURRENCY,
+    });
     new Logger('IngestV2').log(`Consuming the ${this.queue.kind} ingest queue`);
   }
 }

@@ -5,7 +5,7 @@ import type { IngestMessage } from '../infra/queue/ingest-queue.js';
 import type { RunEntity } from '../results/entities.js';
 import type { ResultInput } from '../results/result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from '../results/results.events.js';
-import { ResultsWriter } from '../results/results.writer.js';
+import { ResultsWriter, type WriteOutcome } from '../results/results.writer.js';
 import { toRunDto } from '../results/results.service.js';
 import { IngestV2Repository } from './ingest-v2.repository.js';
 
@@ -24,18 +24,47 @@ export class IngestV2Processor {
 
   async handle(batch: IngestMessage[]): Promise<void> {
     const emitted: ResultsEvent[] = [];
+    const written: WriteOutcome[] = [];
     await this.repository.transaction(async (tx) => {
-      await this.repository.lockRuns(tx, batch.map(runKey));
+      await this.repository.lockRuns(
+        tx,
+        batch.map((m) => ({ key: runKey(m), exclusive: m.kind !== 'results' })),
+      );
+      // Results for one run are written together (one COPY for several messages); a run or finish message
+      // first writes what came before it for its run, so the batch's order per run is kept.
+      const waiting = new Map<string, ResultsMessage[]>();
+      const flush = async (key: string) => {
+        const group = waiting.get(key);
+        if (group) {
+          waiting.delete(key);
+          await this.applyResults(tx, group, emitted, written);
+        }
+      };
       for (const message of batch) {
-        await this.apply(tx, message, emitted);
+        const key = runKey(message);
+        if (message.kind === 'results') {
+          const group = waiting.get(key);
+          if (group) {
+            group.push(message);
+          } else {
+            waiting.set(key, [message]);
+          }
+          continue;
+        }
+        await flush(key);
+        await this.apply(tx, message, emitted, written);
+      }
+      for (const key of [...waiting.keys()]) {
+        await flush(key);
       }
     });
+    this.writer.remember(written);
     for (const event of emitted) {
       this.events.emit(RESULTS_EVENT, event);
     }
   }
 
-  private async apply(tx: EntityManager, message: IngestMessage, emitted: ResultsEvent[]): Promise<void> {
+  private async apply(tx: EntityManager, message: IngestMessage, emitted: ResultsEvent[], written: WriteOutcome[]): Promise<void> {
     if (message.kind === 'run') {
       const run = await this.repository.insertRun(tx, {
         projectId: message.projectId,
@@ -49,7 +78,7 @@ export class IngestV2Processor {
       }
       emitted.push({ projectId: run.projectId, event: 'run.created', runId: run.id, data: { run: toRunDto(run) } });
       for (const pending of await this.repository.takePending(tx, message.projectId, message.uuid)) {
-        await this.apply(tx, pending.payload, emitted);
+        await this.apply(tx, pending.payload, emitted, written);
       }
       return;
     }
@@ -59,7 +88,7 @@ export class IngestV2Processor {
       return;
     }
     if (message.kind === 'results') {
-      await this.addResults(tx, run, message.results.map(toResultInput), emitted);
+      await this.addResults(tx, run, [message], emitted, written);
     } else {
       await this.repository.finish(tx, run.id, message.finishedAt ? new Date(message.finishedAt) : new Date());
       const finished = (await this.repository.findRun(tx, run.projectId, message.runUuid))!;
@@ -67,11 +96,48 @@ export class IngestV2Processor {
     }
   }
 
-  private async addResults(tx: EntityManager, run: RunEntity, items: ResultInput[], emitted: ResultsEvent[]): Promise<void> {
+  /** Results messages of one run: stored in one write, or kept pending when the run has not arrived yet. */
+  private async applyResults(
+    tx: EntityManager,
+    messages: ResultsMessage[],
+    emitted: ResultsEvent[],
+    written: WriteOutcome[],
+  ): Promise<void> {
+    const { projectId, runUuid } = messages[0];
+    const run = await this.repository.findRun(tx, projectId, runUuid);
+    if (!run) {
+      for (const message of messages) {
+        await this.repository.keepPending(tx, message);
+      }
+      return;
+    }
+    await this.addResults(tx, run, messages, emitted, written);
+  }
+
+  /** One `results.added` per message (the batch its client sent) that stored anything. */
+  private async addResults(
+    tx: EntityManager,
+    run: RunEntity,
+    messages: ResultsMessage[],
+    emitted: ResultsEvent[],
+    written: WriteOutcome[],
+  ): Promise<void> {
+    const items: ResultInput[] = messages.flatMap((m) => m.results.map(toResultInput));
     const outcome = await this.writer.write(tx, run, items);
-    const added = outcome.ids.filter(Boolean).length;
-    if (added) {
-      emitted.push({ projectId: run.projectId, event: 'results.added', runId: run.id, data: { counts: outcome.counts, added } });
+    written.push(outcome);
+    let offset = 0;
+    for (const message of messages) {
+      const n = message.results.length;
+      let added = 0;
+      for (let i = offset; i < offset + n; i++) {
+        if (outcome.ids[i]) {
+          added += 1;
+        }
+      }
+      offset += n;
+      if (added) {
+        emitted.push({ projectId: run.projectId, event: 'results.added', runId: run.id, data: { counts: outcome.counts, added } });
+      }
     }
   }
 }
@@ -80,6 +146,8 @@ function runKey(message: IngestMessage): string {
   return `${message.projectId}:${message.kind === 'run' ? message.uuid : message.runUuid}`;
 }
 
-function toResultInput(r: Extract<IngestMessage, { kind: 'results' }>['results'][number]): ResultInput {
+type ResultsMessage = Extract<IngestMessage, { kind: 'results' }>;
+
+function toResultInput(r: ResultsMessage['results'][number]): ResultInput {
   return { ...r, startedAt: r.startedAt ? new Date(r.startedAt) : undefined };
 }

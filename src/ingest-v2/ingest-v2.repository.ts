@@ -19,14 +19,23 @@ export class IngestV2Repository {
   }
 
   /**
-   * Serialises work on the same runs across consumers for the rest of the transaction, so a run and its
-   * results handled at the same moment by two replicas cannot miss each other. Keys are locked in a fixed
-   * order, which rules out deadlocks between batches.
+   * Locks the runs a batch touches for the rest of the transaction, so that a run and its results handled at
+   * the same moment by two consumers cannot miss each other, and a finish is not overtaken by results queued
+   * before it: creating or finishing a run takes its key exclusively, adding results shares it (batches of
+   * results for one run still run side by side; their counts are atomic increments). One statement, keys in a fixed order, which rules out deadlocks between batches.
    */
-  async lockRuns(tx: EntityManager, keys: string[]): Promise<void> {
-    for (const key of [...new Set(keys)].sort()) {
-      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 7))', [key]);
+  async lockRuns(tx: EntityManager, locks: { key: string; exclusive: boolean }[]): Promise<void> {
+    const byKey = new Map<string, boolean>();
+    for (const { key, exclusive } of locks) {
+      byKey.set(key, exclusive || (byKey.get(key) ?? false));
     }
+    const keys = [...byKey.keys()].sort();
+    await tx.query(
+      `SELECT count(CASE WHEN l.exclusive THEN pg_advisory_xact_lock(hashtextextended(l.key, 7))
+                         ELSE pg_advisory_xact_lock_shared(hashtextextended(l.key, 7)) END)
+         FROM unnest($1::text[], $2::boolean[]) WITH ORDINALITY AS l(key, exclusive, n)`,
+      [keys, keys.map((k) => byKey.get(k)!)],
+    );
   }
 
   findRun(tx: EntityManager | undefined, projectId: string, uuid: string): Promise<RunEntity | null> {

@@ -57,8 +57,8 @@ export class TestCaseEntity {
   @Column({ name: 'project_id', type: 'bigint' })
   projectId: string;
 
-  /** MD5 of the explicit test id, or of suite + name: the stable identity across runs and surfaces. */
-  @Column({ type: 'char', length: 32 })
+  /** MD5 of the explicit test id, or of suite + name, as a UUID: the stable identity across runs and surfaces. */
+  @Column({ type: 'uuid' })
   identity: string;
 
   @Column({ name: 'external_id', type: 'varchar', length: 500, nullable: true })
@@ -69,12 +69,6 @@ export class TestCaseEntity {
 
   @Column({ type: 'varchar', length: 1000 })
   name: string;
-
-  @Column({ name: 'last_status', type: 'varchar', length: 16, nullable: true })
-  lastStatus: ResultStatus | null;
-
-  @Column({ name: 'last_run_id', type: 'bigint', nullable: true })
-  lastRunId: string | null;
 
   @Column({ type: 'boolean', default: false })
   flaky: boolean;

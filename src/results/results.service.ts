@@ -66,6 +66,7 @@ export class ResultsService {
       }
       return { run, ...(await this.writer.write(tx, run, items)) };
     });
+    this.writer.remember([outcome]);
     this.emit({
       projectId: outcome.run.projectId,
       event: 'results.added',

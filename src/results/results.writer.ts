@@ -1,6 +1,8 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
+import { AppError } from '../common/app-error.js';
+import { copyField, copyIn } from '../database/copy-in.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 
 export interface RunRef {
@@ -13,102 +15,336 @@ export interface WriteOutcome {
   ids: (string | null)[];
   /** The run's counts after this batch. */
   counts: RunCounts;
-}
-
-/** The stable identity of a test: its explicit id when the client sends one, else suite + name. */
-export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>): string {
-  const key = r.testId ? `id\u0000${r.testId}` : `sn\u0000${r.suite ?? ''}\u0000${r.name}`;
-  return createHash('md5').update(key).digest('hex');
+  /** Test case ids this write looked up or created: for `remember`, once the transaction has committed. */
+  learned: [key: string, id: string][];
 }
 
 /**
- * The one write path of every ingest surface (V1, V2, Import): a batch of results becomes one statement
- * for the test cases (upsert by identity), one for the results (multi-row INSERT from arrays, idempotent
- * by UUID) and one atomic increment of the run's counts, inside the caller's transaction.
+ * The stable identity of a test: the MD5 of its explicit id when the client sends one, else of suite + name,
+ * written as a UUID (the column's type: 16 bytes that compare as bytes).
+ */
+export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>): string {
+  const key = r.testId ? `id\u0000${r.testId}` : `sn\u0000${r.suite ?? ''}\u0000${r.name}`;
+  const h = hash('md5', key, 'hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * Test case ids by (project, suite, name) for tests identified by suite + name, from committed writes only,
+ * so that a CI run repeating known tests costs no look-up (nor hashing: MD5 of 1000 names took ~0.9 ms).
+ * Safe to keep: a test case keeps its id, and is deleted only with its project, whose runs go with it (a
+ * write to such a run fails on the run). Two generations bound the memory: when the young one is full, it
+ * becomes the old one.
+ */
+class TestCaseIdCache {
+  private young = new Map<string, string>();
+  private old = new Map<string, string>();
+
+  constructor(private readonly capacity: number) {}
+
+  get(key: string): string | undefined {
+    const id = this.young.get(key);
+    if (id !== undefined) {
+      return id;
+    }
+    const aged = this.old.get(key);
+    if (aged !== undefined) {
+      this.set(key, aged);
+    }
+    return aged;
+  }
+
+  set(key: string, id: string): void {
+    if (this.young.size >= this.capacity) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(key, id);
+  }
+}
+
+const UNIQUE_VIOLATION = '23505';
+
+/** Indexes of the inputs without a UUID or with the first occurrence of one (UUIDs compare case-insensitively). */
+function firstOfEachUuid(items: ResultInput[]): number[] {
+  const seen = new Set<string>();
+  const out: number[] = [];
+  items.forEach((r, i) => {
+    const uuid = r.uuid?.toLowerCase();
+    if (!uuid) {
+      out.push(i);
+    } else if (!seen.has(uuid)) {
+      seen.add(uuid);
+      out.push(i);
+    }
+  });
+  return out;
+}
+
+/** `n` values of an identity sequence, rising. (A constant regclass: nextval() finds the sequence once, not once a row.) */
+async function nextIds(tx: EntityManager, sequence: 'results_id_seq' | 'test_cases_id_seq', n: number): Promise<string[]> {
+  const [{ ids }]: { ids: string[] }[] = await tx.query(
+    `SELECT array_agg(nextval('${sequence}'::regclass)) AS ids FROM generate_series(1, $1)`,
+    [n],
+  );
+  return ids.map(String);
+}
+
+function sqlState(error: unknown): unknown {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  return e?.driverError?.code ?? e?.code;
+}
+
+const COLUMNS =
+  'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
+
+/**
+ * The one write path of every ingest surface (V1, V2, Import), inside the caller's transaction: the batch's
+ * test cases are looked up (and the new ones inserted), the results are COPYed in with ids taken from the
+ * table's sequence beforehand, and the run's counts are incremented atomically. Results with UUIDs stay
+ * idempotent: a repeat within the batch is dropped, and one already stored makes the COPY fail on the unique
+ * index, after which the batch goes through a staging table and `ON CONFLICT (project_id, uuid) DO NOTHING`.
  */
 @Injectable()
 export class ResultsWriter {
+  private readonly testCaseCache = new TestCaseIdCache(200_000);
+
   async write(tx: EntityManager, run: RunRef, items: ResultInput[]): Promise<WriteOutcome> {
     if (!items.length) {
-      return { ids: [], counts: await this.counts(tx, run.id) };
+      return { ids: [], counts: await this.counts(tx, run.id), learned: [] };
     }
-    const identities = items.map(testIdentity);
-    const testIds = await this.upsertTestCases(tx, run, items, identities);
+    const learned: [string, string][] = [];
+    const testIds = await this.testCaseIds(tx, run.projectId, items, learned);
+    const withUuids = items.some((r) => r.uuid);
+    // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
+    const fresh = withUuids ? firstOfEachUuid(items) : items.map((_, i) => i);
+    const ids = await this.allocateIds(tx, fresh.length);
 
-    const cols = {
-      test: identities.map((i) => testIds.get(i)!),
-      uuid: items.map((r) => r.uuid ?? null),
-      name: items.map((r) => r.name),
-      suite: items.map((r) => r.suite ?? ''),
-      status: items.map((r) => r.status),
-      duration: items.map((r) => (r.durationMs === undefined ? null : Math.round(r.durationMs))),
-      message: items.map((r) => r.message ?? null),
-      trace: items.map((r) => r.trace ?? null),
-      started: items.map((r) => r.startedAt?.toISOString() ?? null),
-      attributes: items.map((r) => JSON.stringify(r.attributes ?? {})),
-      retry: items.map((r) => r.retry ?? 0),
-      ord: items.map((_, i) => i),
-    };
-    const inserted: { id: string; uuid: string | null }[] = await tx.query(
-      `INSERT INTO results (run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace,
-                            started_at, attributes, retry)
-       SELECT $1, $2, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry
-         FROM unnest($3::bigint[], $4::uuid[], $5::varchar[], $6::varchar[], $7::varchar[], $8::bigint[],
-                     $9::text[], $10::text[], $11::timestamptz[], $12::jsonb[], $13::int[], $14::int[])
-              AS t(test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry, ord)
-        ORDER BY ord
-       ON CONFLICT (project_id, uuid) DO NOTHING
-       RETURNING id, uuid`,
-      [run.id, run.projectId, cols.test, cols.uuid, cols.name, cols.suite, cols.status, cols.duration, cols.message,
-        cols.trace, cols.started, cols.attributes, cols.retry, cols.ord],
-    );
-    // Identity values rise in insertion order, which follows `ord`: the stored rows, by id, are the stored
-    // inputs in input order. An input is stored unless its UUID existed already (or came earlier in the batch).
-    const storedUuids = new Set(inserted.map((r) => r.uuid).filter(Boolean));
-    const sortedIds = inserted.map((r) => String(r.id)).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
-    const ids: (string | null)[] = [];
-    let next = 0;
-    for (const item of items) {
-      const uuid = item.uuid?.toLowerCase();
-      const stored = !uuid || storedUuids.delete(uuid);
-      ids.push(stored ? sortedIds[next++] : null);
+    const runId = copyField(run.id);
+    const projectId = copyField(run.projectId);
+    const chunks: string[] = [];
+    let lines: string[] = [];
+    fresh.forEach((index, k) => {
+      const r = items[index];
+      lines.push(
+        `${ids[k]}\t${runId}\t${projectId}\t${testIds[index]}\t${copyField(r.uuid)}\t` +
+          `${copyField(r.name)}\t${copyField(r.suite ?? '')}\t${r.status}\t` +
+          `${r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)}\t${copyField(r.message)}\t` +
+          `${copyField(r.trace)}\t${r.startedAt ? r.startedAt.toISOString() : '\\N'}\t` +
+          `${r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}'}\t${r.retry ?? 0}\n`,
+      );
+      if (lines.length === 1000) {
+        chunks.push(lines.join(''));
+        lines = [];
+      }
+    });
+    chunks.push(lines.join(''));
+
+    let stored: (string | null)[] = ids;
+    if (!withUuids) {
+      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, chunks);
+    } else if (fresh.length) {
+      stored = await this.insertIdempotent(tx, ids, chunks);
     }
-    const stored = ids.flatMap((id, i) => (id ? [items[i].status] : []));
-    return { ids, counts: await this.addCounts(tx, run.id, stored) };
+    const storedIds: (string | null)[] = items.map(() => null);
+    const statuses: string[] = [];
+    fresh.forEach((index, k) => {
+      if (stored[k]) {
+        storedIds[index] = stored[k];
+        statuses.push(items[index].status);
+      }
+    });
+    return { ids: storedIds, counts: await this.addCounts(tx, run.id, statuses), learned };
   }
 
-  private async upsertTestCases(
+  /**
+   * Keeps the test case ids of committed writes, so the next batches of the same tests skip the lookup. Only
+   * after the commit: an id from a transaction that rolled back would name a test case that does not exist.
+   */
+  remember(outcomes: Pick<WriteOutcome, 'learned'>[]): void {
+    for (const outcome of outcomes) {
+      for (const [key, id] of outcome.learned) {
+        this.testCaseCache.set(key, id);
+      }
+    }
+  }
+
+  /**
+   * Rows with UUIDs: COPYed straight in, under a savepoint, as new UUIDs are the rule. When one is stored
+   * already (a redelivered message, a client retrying, a concurrent writer), the COPY fails on the unique
+   * index and the rows go again through the session's staging table and one INSERT … ON CONFLICT DO NOTHING,
+   * which skips what exists. Rows go in id order (= input order). Returns the ids stored, null where skipped.
+   */
+  private async insertIdempotent(tx: EntityManager, ids: string[], chunks: string[]): Promise<(string | null)[]> {
+    await tx.query('SAVEPOINT results_copy');
+    try {
+      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, chunks);
+      await tx.query('RELEASE SAVEPOINT results_copy');
+      return ids;
+    } catch (error) {
+      if (sqlState(error) !== UNIQUE_VIOLATION) {
+        throw error;
+      }
+      await tx.query('ROLLBACK TO SAVEPOINT results_copy');
+    }
+    await tx.query(
+      `CREATE TEMP TABLE IF NOT EXISTS results_staging (LIKE results INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
+    );
+    await copyIn(tx, `COPY results_staging (${COLUMNS}) FROM STDIN`, chunks);
+    const inserted: { id: string }[] = await tx.query(
+      `WITH staged AS (DELETE FROM results_staging RETURNING ${COLUMNS})
+       INSERT INTO results (${COLUMNS}) OVERRIDING SYSTEM VALUE
+       SELECT ${COLUMNS} FROM staged ORDER BY id
+       ON CONFLICT (project_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
+       RETURNING id`,
+    );
+    const storedIds = new Set(inserted.map((r) => String(r.id)));
+    return ids.map((id) => (storedIds.has(id) ? id : null));
+  }
+
+  /** Ids for the batch from the results' identity sequence, rising in input order. */
+  private allocateIds(tx: EntityManager, n: number): Promise<string[]> {
+    return nextIds(tx, 'results_id_seq', n);
+  }
+
+  /**
+   * New test cases COPYed in (about half the cost of INSERT … SELECT for a suite's first run), under a savepoint:
+   * false, with nothing stored, when one of them exists by now (a unique violation: a concurrent writer of the
+   * same tests committed it after the look-up).
+   */
+  private async copyTestCases(
     tx: EntityManager,
-    run: RunRef,
-    items: ResultInput[],
+    projectId: string,
     identities: string[],
-  ): Promise<Map<string, string>> {
-    // One row per identity (the last result of a test in the batch decides its last status).
-    const latest = new Map<string, ResultInput>();
-    items.forEach((item, i) => latest.set(identities[i], item));
-    const keys = [...latest.keys()].sort();
-    const rows: { id: string; identity: string }[] = await tx.query(
-      `INSERT INTO test_cases (project_id, identity, external_id, suite, name, last_status, last_run_id)
-       SELECT $1, identity, external_id, suite, name, status, $2
-         FROM unnest($3::char(32)[], $4::varchar[], $5::varchar[], $6::varchar[], $7::varchar[])
-              AS t(identity, external_id, suite, name, status)
-       ON CONFLICT (project_id, identity) DO UPDATE
-         SET last_status = EXCLUDED.last_status, last_run_id = EXCLUDED.last_run_id,
-             suite = EXCLUDED.suite, name = EXCLUDED.name
-       RETURNING id, identity`,
-      [
-        run.projectId,
-        run.id,
-        keys,
-        keys.map((k) => latest.get(k)!.testId ?? null),
-        keys.map((k) => latest.get(k)!.suite ?? ''),
-        keys.map((k) => latest.get(k)!.name),
-        keys.map((k) => latest.get(k)!.status),
-      ],
-    );
-    return new Map(rows.map((r) => [r.identity, String(r.id)]));
+    latest: Map<string, ResultInput>,
+    ids: Map<string, string>,
+  ): Promise<boolean> {
+    const newIds = await nextIds(tx, 'test_cases_id_seq', identities.length);
+    const project = copyField(projectId);
+    const rows = identities.map((identity, i) => {
+      const item = latest.get(identity)!;
+      return `${newIds[i]}\t${project}\t${identity}\t${copyField(item.testId)}\t${copyField(item.suite ?? '')}\t${copyField(item.name)}\n`;
+    });
+    await tx.query('SAVEPOINT test_cases_copy');
+    try {
+      await copyIn(tx, 'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN', [rows.join('')]);
+      await tx.query('RELEASE SAVEPOINT test_cases_copy');
+    } catch (error) {
+      if (sqlState(error) !== UNIQUE_VIOLATION) {
+        throw error;
+      }
+      await tx.query('ROLLBACK TO SAVEPOINT test_cases_copy');
+      return false;
+    }
+    identities.forEach((identity, i) => ids.set(identity, newIds[i]));
+    return true;
   }
 
+  /**
+   * The test case of every identity in the batch, inserting the new ones. The common case (CI runs the same
+   * tests again) is one indexed lookup and no write. A test with an explicit testId takes the suite and name
+   * it was last reported with.
+   */
+  private async testCaseIds(
+    tx: EntityManager,
+    projectId: string,
+    items: ResultInput[],
+    learned: [string, string][],
+  ): Promise<string[]> {
+    const testIds: string[] = new Array<string>(items.length);
+    // The tests not in the cache, by identity: the last result of a test decides its suite and name.
+    const latest = new Map<string, ResultInput>();
+    const wanted = new Map<string, { indexes: number[]; cacheKey?: string }>();
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      // A test with an explicit testId is always looked up: its suite and name may have changed.
+      const cacheKey = item.testId ? undefined : `${projectId}\u0000${item.suite ?? ''}\u0000${item.name}`;
+      const cached = cacheKey === undefined ? undefined : this.testCaseCache.get(cacheKey);
+      if (cached) {
+        testIds[i] = cached;
+        continue;
+      }
+      const identity = testIdentity(item);
+      latest.set(identity, item);
+      const entry = wanted.get(identity);
+      if (entry) {
+        entry.indexes.push(i);
+      } else {
+        wanted.set(identity, { indexes: [i], cacheKey });
+      }
+    }
+    if (!latest.size) {
+      return testIds;
+    }
+    const ids = new Map<string, string>();
+    const renamed: { id: string; item: ResultInput }[] = [];
+    const lookUp = async (keys: string[]) => {
+      // One index probe per key by construction (LATERAL … LIMIT 1): with `identity = ANY($2)`, the planner,
+      // going by the statistics of a table that had just grown, scanned all of the project's test cases.
+      const found: { id: string; identity: string; suite: string; name: string }[] = await tx.query(
+        `SELECT t.id, t.identity, t.suite, t.name FROM unnest($2::uuid[]) AS k(identity)
+           CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases WHERE project_id = $1 AND identity = k.identity LIMIT 1) t`,
+        [projectId, keys],
+      );
+      for (const row of found) {
+        const item = latest.get(row.identity)!;
+        ids.set(row.identity, String(row.id));
+        if (row.suite !== (item.suite ?? '') || row.name !== item.name) {
+          renamed.push({ id: String(row.id), item });
+        }
+      }
+    };
+    await lookUp([...latest.keys()]);
+
+    // Sorted, so that two batches inserting the same new tests cannot deadlock on each other.
+    const missing = [...latest.keys()].filter((k) => !ids.has(k)).sort();
+    if (missing.length && !(await this.copyTestCases(tx, projectId, missing, latest, ids))) {
+      // One of them was stored meanwhile by a concurrent writer: insert what is still missing, skip the rest.
+      const inserted: { id: string; identity: string }[] = await tx.query(
+        `INSERT INTO test_cases (project_id, identity, external_id, suite, name)
+         SELECT $1, identity, external_id, suite, name
+           FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[]) AS t(identity, external_id, suite, name)
+         ON CONFLICT (project_id, identity) DO NOTHING
+         RETURNING id, identity`,
+        [
+          projectId,
+          missing,
+          missing.map((k) => latest.get(k)!.testId ?? null),
+          missing.map((k) => latest.get(k)!.suite ?? ''),
+          missing.map((k) => latest.get(k)!.name),
+        ],
+      );
+      inserted.forEach((r) => ids.set(r.identity, String(r.id)));
+      // Inserted meanwhile by a concurrent writer (committed, so visible to a new statement).
+      const raced = missing.filter((k) => !ids.has(k));
+      if (raced.length) {
+        await lookUp(raced);
+      }
+    }
+    for (const [identity, { indexes, cacheKey }] of wanted) {
+      const id = ids.get(identity)!;
+      indexes.forEach((i) => (testIds[i] = id));
+      if (cacheKey !== undefined) {
+        learned.push([cacheKey, id]);
+      }
+    }
+    if (renamed.length) {
+      renamed.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+      await tx.query(
+        `UPDATE test_cases t SET suite = u.suite, name = u.name
+           FROM unnest($1::bigint[], $2::varchar[], $3::varchar[]) AS u(id, suite, name)
+          WHERE t.id = u.id`,
+        [renamed.map((r) => r.id), renamed.map((r) => r.item.suite ?? ''), renamed.map((r) => r.item.name)],
+      );
+    }
+    return testIds;
+  }
+
+  /**
+   * Also the guard that results only join a run that exists: the UPDATE row-locks the run until commit, so a
+   * concurrent delete either waits for this batch (and its trigger then removes these results too) or has
+   * already removed the run, and the batch fails.
+   */
   private async addCounts(tx: EntityManager, runId: string, statuses: string[]): Promise<RunCounts> {
     const n = (s: string) => statuses.filter((x) => x === s).length;
     // TypeORM answers UPDATE … RETURNING with [rows, affected].
@@ -119,6 +355,9 @@ export class ResultsWriter {
         RETURNING ${COUNT_COLUMNS}`,
       [runId, statuses.length, n('PASSED'), n('FAILED'), n('BROKEN'), n('SKIPPED')],
     );
+    if (!updated.length) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
     return toCounts(updated[0]);
   }
 

@@ -65,6 +65,26 @@ describe.each([
     await request(a.url).get(`/api/runs/${status.id}`).set('Authorization', `Bearer ${viewer}`).expect(200);
   });
 
+  it('queues a batch as sent (any spacing, upper-case UUIDs) and stores it with lower-case UUIDs', async () => {
+    const uuid = randomUUID();
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'as sent' }).expect(202);
+    const results = Array.from({ length: 3 }, (_, i) => ({ uuid: randomUUID().toUpperCase(), name: `tab\there ${i}`, status: 'PASSED' }));
+    const body = `\n  ${JSON.stringify({ results }, null, 2)}\n`;
+    const res = await request(a.url)
+      .post(`/api/v2/projects/${projectId}/runs/${uuid}/results`)
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/json')
+      .send(body)
+      .expect(202);
+    expect(res.body.uuids).toEqual(results.map((r) => r.uuid.toLowerCase()));
+    const run = await eventually(async () => {
+      const r = await runOf(uuid);
+      return r && r.countTotal === 3 ? r : undefined;
+    }, 15_000);
+    const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id }, order: { id: 'ASC' } });
+    expect(stored.map((r) => [r.uuid, r.name])).toEqual(results.map((r) => [r.uuid.toLowerCase(), r.name]));
+  });
+
   it('answers 404 for a run not processed (or never sent)', async () => {
     await request(a.url).get(`/api/v2/projects/${projectId}/runs/${randomUUID()}`).set('Authorization', `Bearer ${viewer}`).expect(404);
     await request(a.url).get(`/api/v2/projects/${projectId}/runs/not-a-uuid`).set('Authorization', `Bearer ${viewer}`).expect(400);
@@ -116,6 +136,11 @@ describe.each([
     }).expect(400);
     expect(items.body.message).toMatch(/results\.1\.uuid/);
     await post(a.url, `/api/v2/projects/${projectId}/runs/not-a-uuid/results`, { results: [{ uuid: randomUUID(), name: 'x', status: 'PASSED' }] }).expect(400);
+    // PostgreSQL text cannot hold NUL: refused here rather than failing in the consumer.
+    const nul = await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, {
+      results: [{ uuid: randomUUID(), name: 'ok', status: 'PASSED' }, { uuid: randomUUID(), name: 'x', status: 'PASSED', message: 'a\u0000b' }],
+    }).expect(400);
+    expect(nul.body.message).toMatch(/results\.1\.message/);
     const many = Array.from({ length: 5001 }, () => ({ uuid: randomUUID(), name: 'x', status: 'PASSED' }));
     await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: many }).expect(400);
     await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'viewer' }, viewer).expect(403);

@@ -37,6 +37,11 @@ export interface ConsumeOptions {
   batchSize: number;
   /** Tries per message before it goes to the dead-letter queue. */
   maxAttempts: number;
+  /**
+   * Batches this replica handles at once (default 1). Two let the database store one batch while this process
+   * prepares the next; the handler must then be safe to run concurrently (IngestV2Processor locks per run).
+   */
+  concurrency?: number;
 }
 
 /**

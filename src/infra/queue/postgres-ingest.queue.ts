@@ -56,10 +56,12 @@ export class PostgresIngestQueue extends IngestQueue {
   private readonly logger = new Logger('IngestQueue');
   private readonly leaseSeconds: number;
   private readonly idlePollMs: number;
-  private readonly backoff = new Backoff(250, 30_000);
-  private loop?: Promise<void>;
+  private loop?: Promise<unknown>;
   private stopping = false;
-  private wake?: () => void;
+  /** Consumer loops asleep; a local publish wakes those waiting out an idle poll (not a backoff). */
+  private readonly sleepers = new Set<{ wake: () => void; onPublish: boolean }>();
+  /** Local publishes so far: a loop that sees it change while it worked polls again at once. */
+  private published = 0;
   private deadCount = 0;
 
   constructor(
@@ -73,17 +75,24 @@ export class PostgresIngestQueue extends IngestQueue {
 
   async publish(message: IngestMessage): Promise<void> {
     try {
-      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::jsonb)', [JSON.stringify(message)]);
+      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::json)', [JSON.stringify(message)]);
     } catch (error) {
       const code =
         (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
         (error as { code?: string }).code;
       if (typeof code === 'string' && code.startsWith('22')) {
-        // Data exception, e.g. a \u0000 that jsonb refuses: the message's fault, not the database's.
+        // Data exception (the text is not valid JSON, say): the message's fault, not the database's.
         throw AppError.validation(`The message cannot be stored: ${errorText(error, 200)}`);
       }
       this.logger.warn(`Could not queue a ${describeMessage(message)}: ${errorText(error)}`);
       throw unavailable('The ingest queue is unavailable; retry later');
+    }
+    // This replica's consumer takes it at once instead of at its next poll (other replicas still poll).
+    this.published += 1;
+    for (const sleeper of this.sleepers) {
+      if (sleeper.onPublish) {
+        sleeper.wake();
+      }
     }
   }
 
@@ -91,7 +100,8 @@ export class PostgresIngestQueue extends IngestQueue {
     if (this.loop) {
       return Promise.reject(new Error('This ingest queue already has a consumer'));
     }
-    this.loop = this.run(handler, options);
+    // Each loop claims its own rows (SKIP LOCKED), as consumers in other replicas do.
+    this.loop = Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => this.run(handler, options)));
     return Promise.resolve();
   }
 
@@ -114,26 +124,30 @@ export class PostgresIngestQueue extends IngestQueue {
   /** Stops polling and waits for the batch in hand; the DataSource belongs to the caller and stays open. */
   async close(): Promise<void> {
     this.stopping = true;
-    this.wake?.();
+    this.sleepers.forEach((sleeper) => sleeper.wake());
     await this.loop;
   }
 
   private async run(handler: BatchHandler, options: ConsumeOptions): Promise<void> {
+    const backoff = new Backoff(250, 30_000);
     while (!this.stopping) {
       let pause: number;
+      let idlePoll = false;
+      const published = this.published;
       try {
         const { taken, transient } = await this.tick(handler, options);
-        pause = transient ? this.backoff.next() : taken >= options.batchSize ? 0 : this.idlePollMs;
+        idlePoll = !transient && taken < options.batchSize;
+        pause = transient ? backoff.next() : idlePoll && this.published === published ? this.idlePollMs : 0;
         if (!transient) {
-          this.backoff.reset();
+          backoff.reset();
         }
       } catch (error) {
         // Claiming or settling failed: the database is away. Leased rows come back when their lease ends.
-        pause = this.backoff.next();
+        pause = backoff.next();
         this.logger.warn(`Ingest queue poll failed; retrying in ${pause} ms: ${errorText(error)}`);
       }
       if (pause > 0) {
-        await this.idle(pause);
+        await this.idle(pause, idlePoll);
       }
     }
   }
@@ -177,15 +191,19 @@ export class PostgresIngestQueue extends IngestQueue {
     return { taken: rows.length, transient: !!outcome.transient };
   }
 
-  /** Sleeps, but wakes at once for close(). */
-  private idle(ms: number): Promise<void> {
+  /** Sleeps, but wakes at once for close(), and for a local publish when `onPublish`. */
+  private idle(ms: number, onPublish: boolean): Promise<void> {
     return new Promise((resolve) => {
-      const timer = setTimeout(done, ms);
-      function done(): void {
-        clearTimeout(timer);
-        resolve();
-      }
-      this.wake = done;
+      const sleeper = {
+        onPublish,
+        wake: () => {
+          clearTimeout(timer);
+          this.sleepers.delete(sleeper);
+          resolve();
+        },
+      };
+      const timer = setTimeout(sleeper.wake, ms);
+      this.sleepers.add(sleeper);
     });
   }
 }

@@ -48,7 +48,8 @@ export class RabbitMqIngestQueue extends IngestQueue {
   private consumerChannel?: { channel: Channel; tag: string };
   private pending: Delivery[] = [];
   private flushTimer?: NodeJS.Timeout;
-  private running?: Promise<void>;
+  /** Batches being handled (at most `concurrency`). */
+  private readonly running = new Set<Promise<void>>();
   private pausedUntil = 0;
   private stopping = false;
   private deadCount = 0;
@@ -118,7 +119,7 @@ export class RabbitMqIngestQueue extends IngestQueue {
     }
     // Unacked messages not yet handed to the handler return to the queue when the channel closes.
     this.pending = [];
-    await this.running;
+    await Promise.all(this.running);
     if (consumer) {
       // Closing the channel first flushes its acks: frames of one channel stay in order, whereas a connection
       // close may overtake acks still queued in amqplib's multiplexer (the broker would then redeliver them).
@@ -150,8 +151,9 @@ export class RabbitMqIngestQueue extends IngestQueue {
         this.link.fail(model, 'consumer channel closed');
       }
     });
-    // Two batches in flight: one being handled, the next one already buffered.
-    await channel.prefetch(this.consumer.options.batchSize * 2);
+    // One batch more than are handled at once: the next one is already buffered.
+    const { batchSize, concurrency = 1 } = this.consumer.options;
+    await channel.prefetch(batchSize * (Math.max(1, concurrency) + 1));
     const { consumerTag } = await channel.consume(
       this.options.queue,
       (raw) =>
@@ -180,14 +182,20 @@ export class RabbitMqIngestQueue extends IngestQueue {
     this.schedule();
   }
 
-  /** One batch at a time: a full batch goes at once, a partial one after the batch window, none while paused. */
+  /**
+   * Up to `concurrency` batches at a time: a full batch goes at once, a partial one after the batch window,
+   * none while paused.
+   */
   private schedule(): void {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    if (this.running || this.stopping || !this.consumer || !this.pending.length) {
+    if (!this.consumer || this.stopping || !this.pending.length) {
       return;
     }
-    const { batchSize } = this.consumer.options;
+    const { batchSize, concurrency = 1 } = this.consumer.options;
+    if (this.running.size >= Math.max(1, concurrency)) {
+      return;
+    }
     const full = this.pending.length >= batchSize;
     const wait =
       Math.max(this.pausedUntil, full ? 0 : this.pending[0].arrivedAt + this.batchWindowMs) - Date.now();
@@ -196,12 +204,15 @@ export class RabbitMqIngestQueue extends IngestQueue {
       return;
     }
     const batch = this.pending.splice(0, batchSize);
-    this.running = this.process(batch)
+    const running: Promise<void> = this.process(batch)
       .catch((error: unknown) => this.logger.error(`Ingest batch failed unexpectedly: ${errorText(error)}`))
       .finally(() => {
-        this.running = undefined;
+        this.running.delete(running);
         this.schedule();
       });
+    this.running.add(running);
+    // Another batch may go at once, if there is one and room for it.
+    this.schedule();
   }
 
   private async process(batch: Delivery[]): Promise<void> {

@@ -62,7 +62,11 @@ describe(ResultsWriter.name, () => {
     const cases = await db.getRepository(TestCaseEntity).findBy({ projectId });
     const same = cases.filter((c) => c.identity === testIdentity({ name: 'same', suite: 'S' }));
     expect(same).toHaveLength(1);
-    expect(same[0]).toEqual(expect.objectContaining({ lastStatus: 'FAILED', lastRunId: second.id }));
+    const history = await db.getRepository(ResultEntity).find({ where: { testId: same[0].id }, order: { id: 'ASC' } });
+    expect(history.map((r) => [r.runId, r.status])).toEqual([
+      [first.id, 'PASSED'],
+      [second.id, 'FAILED'],
+    ]);
     const byId = cases.filter((c) => c.externalId === 'ID-9');
     expect(byId).toHaveLength(1);
     expect(byId[0].name).toBe('renamed');
@@ -78,5 +82,173 @@ describe(ResultsWriter.name, () => {
     ).rejects.toThrow('later step failed');
     expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
     expect((await db.getRepository(RunEntity).findOneByOrFail({ id: run.id })).countTotal).toBe(0);
+  });
+
+  it('does not remember test cases of a transaction that rolled back', async () => {
+    const run = await newRun();
+    const items = [{ name: 'born in a rollback', suite: 'RB', status: 'PASSED' as const }];
+    await expect(
+      db.transaction(async (tx) => {
+        await sut.write(tx, run, items);
+        throw new Error('later step failed');
+      }),
+    ).rejects.toThrow('later step failed');
+    // The test case created in the rolled-back transaction is gone: the next writes must create it again
+    // (and then, remembered after commit, find it without a lookup).
+    for (let i = 0; i < 2; i++) {
+      const outcome = await db.transaction((tx) => sut.write(tx, run, items));
+      sut.remember([outcome]);
+      const [stored] = await db.query('SELECT test_id FROM results WHERE id = $1', [outcome.ids[0]]);
+      const test = await db.getRepository(TestCaseEntity).findOneBy({ id: String(stored.test_id) });
+      expect(test).toEqual(expect.objectContaining({ name: 'born in a rollback', suite: 'RB' }));
+    }
+  });
+
+  it('gives two concurrent writers of the same new test one test case', async () => {
+    const [first, second] = [await newRun(), await newRun()];
+    const items = [{ name: 'born twice', suite: 'Race', status: 'PASSED' as const }];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let written!: () => void;
+    const wrote = new Promise<void>((resolve) => (written = resolve));
+    const one = db.transaction(async (tx) => {
+      await sut.write(tx, first, items);
+      written();
+      await held;
+    });
+    await wrote;
+    // The second writer does not see the first one's test case yet, and waits on it at the unique index.
+    const two = db.transaction((tx) => sut.write(tx, second, items));
+    while (
+      !(await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'COPY test_cases%'`))
+        .length
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    release();
+    await one;
+    await two;
+    const cases = await db.getRepository(TestCaseEntity).findBy({ projectId, name: 'born twice' });
+    expect(cases).toHaveLength(1);
+    const rows: { run_id: string; test_id: string }[] = await db.query(
+      'SELECT run_id, test_id FROM results WHERE run_id = ANY($1::bigint[]) ORDER BY run_id',
+      [[first.id, second.id]],
+    );
+    expect(rows.map((r) => [String(r.run_id), String(r.test_id)])).toEqual([
+      [first.id, cases[0].id],
+      [second.id, cases[0].id],
+    ]);
+  });
+
+  it('refuses results for a run that no longer exists, storing nothing', async () => {
+    const run = await newRun();
+    await db.query('DELETE FROM runs WHERE id = $1', [run.id]);
+    await expect(
+      db.transaction((tx) => sut.write(tx, run, [{ name: 'orphan', status: 'PASSED' }, { uuid: randomUUID(), name: 'orphan 2', status: 'PASSED' }])),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
+  });
+
+  it('waits for a concurrent batch before deleting its run, then deletes that batch too', async () => {
+    const run = await newRun();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let written!: () => void;
+    const wrote = new Promise<void>((resolve) => (written = resolve));
+    const writing = db.transaction(async (tx) => {
+      await sut.write(tx, run, [{ name: 'racing', status: 'PASSED' }]);
+      written();
+      await held;
+    });
+    await wrote;
+    const deleting = db.query('DELETE FROM runs WHERE id = $1', [run.id]);
+    // Let the DELETE reach the run's row lock before the batch commits.
+    while (
+      !(await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM runs%'`))
+        .length
+    ) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    release();
+    await writing;
+    await deleting;
+    expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
+  });
+});
+
+describe('results without foreign keys (migration ResultsWritePath)', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  const writer = new ResultsWriter();
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 4)).initialize();
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  let seq = 0;
+  const seed = async () => {
+    seq += 1;
+    const [{ id }] = await db.query(`INSERT INTO projects (key, name) VALUES ($1, 'fk') RETURNING id`, [`FK${seq}`]);
+    const projectId = String(id);
+    const runs = await db.getRepository(RunEntity).save([
+      { projectId, name: 'a', startedAt: new Date(), attributes: {} },
+      { projectId, name: 'b', startedAt: new Date(), attributes: {} },
+    ]);
+    for (const run of runs) {
+      await db.transaction((tx) =>
+        writer.write(tx, run, [
+          { name: 'one', suite: 'S', status: 'PASSED' },
+          { uuid: randomUUID(), name: 'two', suite: 'S', status: 'FAILED' },
+        ]),
+      );
+    }
+    return { projectId, runs };
+  };
+  const resultsOf = (projectId: string) =>
+    db.query<{ run_id: string; test_id: string }[]>('SELECT run_id, test_id FROM results WHERE project_id = $1', [projectId]);
+
+  it('deleting a run deletes its results, and only those', async () => {
+    const { projectId, runs } = await seed();
+    await db.query('DELETE FROM runs WHERE id = $1', [runs[0].id]);
+    const left = await resultsOf(projectId);
+    expect(left).toHaveLength(2);
+    expect(left.every((r) => String(r.run_id) === runs[1].id)).toBe(true);
+  });
+
+  it('deleting a test case deletes its results', async () => {
+    const { projectId } = await seed();
+    const [one] = await db.query(`SELECT id FROM test_cases WHERE project_id = $1 AND name = 'one'`, [projectId]);
+    await db.query('DELETE FROM test_cases WHERE id = $1', [one.id]);
+    const left = await resultsOf(projectId);
+    expect(left).toHaveLength(2);
+    expect(left.some((r) => String(r.test_id) === String(one.id))).toBe(false);
+  });
+
+  it('deleting a project deletes its runs, test cases and results', async () => {
+    const { projectId } = await seed();
+    await db.query('DELETE FROM projects WHERE id = $1', [projectId]);
+    expect(await resultsOf(projectId)).toEqual([]);
+    expect(await db.query('SELECT id FROM test_cases WHERE project_id = $1', [projectId])).toEqual([]);
+  });
+
+  it('keeps a UUID unique within a project, and allows any number of results without one', async () => {
+    const { projectId, runs } = await seed();
+    const [{ uuid }] = await db.query('SELECT uuid FROM results WHERE project_id = $1 AND uuid IS NOT NULL LIMIT 1', [projectId]);
+    const [{ test_id }] = await db.query('SELECT test_id FROM results WHERE project_id = $1 LIMIT 1', [projectId]);
+    const insert = (u: string | null) =>
+      db.query(`INSERT INTO results (run_id, project_id, test_id, uuid, name, status) VALUES ($1, $2, $3, $4, 'x', 'PASSED')`, [
+        runs[1].id,
+        projectId,
+        test_id,
+        u,
+      ]);
+    await expect(insert(uuid)).rejects.toMatchObject({ driverError: expect.objectContaining({ code: '23505' }) });
+    await insert(null);
+    await insert(null);
   });
 });
