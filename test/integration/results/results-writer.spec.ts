@@ -119,12 +119,7 @@ describe(ResultsWriter.name, () => {
     await wrote;
     // The second writer does not see the first one's test case yet, and waits on it at the unique index.
     const two = db.transaction((tx) => sut.write(tx, second, items));
-    while (
-      !(await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'COPY test_cases%'`))
-        .length
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitingOnLock(db, 'COPY test_cases%');
     release();
     await one;
     await two;
@@ -163,12 +158,7 @@ describe(ResultsWriter.name, () => {
     await wrote;
     const deleting = db.query('DELETE FROM runs WHERE id = $1', [run.id]);
     // Let the DELETE reach the run's row lock before the batch commits.
-    while (
-      !(await db.query(`SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM runs%'`))
-        .length
-    ) {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
+    await waitingOnLock(db, 'DELETE FROM runs%');
     release();
     await writing;
     await deleting;
@@ -252,3 +242,12 @@ describe('results without foreign keys (migration ResultsWritePath)', () => {
     await insert(null);
   });
 });
+
+/** Resolves once a statement starting like `pattern` (LIKE) waits on a lock in this database. */
+async function waitingOnLock(db: DataSource, pattern: string): Promise<void> {
+  const query = `SELECT 1 FROM pg_stat_activity
+                  WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
+  while (!(await db.query(query, [pattern])).length) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
