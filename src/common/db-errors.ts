@@ -1,11 +1,19 @@
-/** PostgreSQL's unique_violation, whichever driver wrapper carries it. */
+/**
+ * The code of a database error, whichever wrapper carries it (TypeORM's driverError, or pg's own): the SQLSTATE,
+ * or the socket's errno (ECONNREFUSED, …) when there was no answer.
+ */
+export function sqlStateOf(error: unknown): string | undefined {
+  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
+  const code = e?.driverError?.code ?? e?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** PostgreSQL's unique_violation. */
 export function isUniqueViolation(error: unknown): boolean {
-  const e = error as { code?: string; driverError?: { code?: string } } | null;
-  return e?.code === '23505' || e?.driverError?.code === '23505';
+  return sqlStateOf(error) === '23505';
 }
 
 /** PostgreSQL's foreign_key_violation. */
 export function isForeignKeyViolation(error: unknown): boolean {
-  const e = error as { code?: string; driverError?: { code?: string } } | null;
-  return e?.code === '23503' || e?.driverError?.code === '23503';
+  return sqlStateOf(error) === '23503';
 }

@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
+import { isUniqueViolation } from '../common/db-errors.js';
 import { copyField, copyIn } from '../database/copy-in.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 
@@ -63,8 +64,6 @@ class TestCaseIdCache {
   }
 }
 
-const UNIQUE_VIOLATION = '23505';
-
 /** Indexes of the inputs without a UUID or with the first occurrence of one (UUIDs compare case-insensitively). */
 function firstOfEachUuid(items: ResultInput[]): number[] {
   const seen = new Set<string>();
@@ -88,11 +87,6 @@ async function nextIds(tx: EntityManager, sequence: 'results_id_seq' | 'test_cas
     [n],
   );
   return ids.map(String);
-}
-
-function sqlState(error: unknown): unknown {
-  const e = error as { code?: unknown; driverError?: { code?: unknown } } | null;
-  return e?.driverError?.code ?? e?.code;
 }
 
 const COLUMNS =
@@ -182,7 +176,7 @@ export class ResultsWriter {
       await tx.query('RELEASE SAVEPOINT results_copy');
       return ids;
     } catch (error) {
-      if (sqlState(error) !== UNIQUE_VIOLATION) {
+      if (!isUniqueViolation(error)) {
         throw error;
       }
       await tx.query('ROLLBACK TO SAVEPOINT results_copy');
@@ -230,7 +224,7 @@ export class ResultsWriter {
       await copyIn(tx, 'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN', [rows.join('')]);
       await tx.query('RELEASE SAVEPOINT test_cases_copy');
     } catch (error) {
-      if (sqlState(error) !== UNIQUE_VIOLATION) {
+      if (!isUniqueViolation(error)) {
         throw error;
       }
       await tx.query('ROLLBACK TO SAVEPOINT test_cases_copy');

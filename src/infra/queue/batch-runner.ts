@@ -1,4 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error.js';
+import { sqlStateOf } from '../../common/db-errors.js';
 import type { BatchHandler, IngestMessage } from './ingest-queue.js';
 
 /** Header (RabbitMQ) / column (PostgreSQL) meaning: how many times the message failed on its own. */
@@ -82,14 +83,14 @@ export function isTransient(error: unknown): boolean {
   if (error instanceof AppError) {
     return error.code === ErrorCode.UNAVAILABLE;
   }
-  const e = error as { code?: unknown; driverError?: { code?: unknown }; message?: unknown } | null;
-  const code = e?.driverError?.code ?? e?.code;
-  if (typeof code === 'string' && (TRANSIENT_SQLSTATE.test(code) || TRANSIENT_ERRNO.has(code))) {
+  const code = sqlStateOf(error);
+  if (code !== undefined && (TRANSIENT_SQLSTATE.test(code) || TRANSIENT_ERRNO.has(code))) {
     return true;
   }
-  const message = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(
-    message,
+  const message = (error as { message?: unknown } | null)?.message;
+  return (
+    typeof message === 'string' &&
+    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
   );
 }
 

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AppError } from '../../common/app-error.js';
+import { sqlStateOf } from '../../common/db-errors.js';
 import { Backoff, describeMessage, errorText, runBatch, unavailable } from './batch-runner.js';
 import { BatchHandler, ConsumeOptions, IngestMessage, IngestQueue } from './ingest-queue.js';
 
@@ -77,10 +78,7 @@ export class PostgresIngestQueue extends IngestQueue {
     try {
       await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::json)', [JSON.stringify(message)]);
     } catch (error) {
-      const code =
-        (error as { driverError?: { code?: string }; code?: string }).driverError?.code ??
-        (error as { code?: string }).code;
-      if (typeof code === 'string' && code.startsWith('22')) {
+      if (sqlStateOf(error)?.startsWith('22')) {
         // Data exception (the text is not valid JSON, say): the message's fault, not the database's.
         throw AppError.validation(`The message cannot be stored: ${errorText(error, 200)}`);
       }
