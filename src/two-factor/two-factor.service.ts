@@ -5,6 +5,7 @@ import QRCode from 'qrcode';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
 import { rateLimitAudit } from '../auth/rate-limit-audit.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
+import { enforceWindowLimit } from '../common/rate-limit.js';
 import { AppConfig } from '../config/app-config.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { SECURITY_NOTICE, securityNotice, SecurityNoticeKind } from '../users/account.events.js';
@@ -12,7 +13,7 @@ import type { UserEntity } from '../users/user.entity.js';
 import { UserCache } from '../users/user-cache.js';
 import { UsersRepository } from '../users/users.repository.js';
 import type { EnrollmentDto, TwoFactorChallengeDto, TwoFactorStatusDto } from './dto/two-factor.dto.js';
-import { newRecoveryCodes, normalizeRecoveryCode } from './recovery-codes.js';
+import { newRecoveryCodes, normalizeRecoveryCode, RECOVERY_CODE_COUNT } from './recovery-codes.js';
 import { Totp } from './totp.js';
 import { TwoFactorCrypto, UnreadableSecretError } from './two-factor-crypto.js';
 import { TwoFactorRepository, TwoFactorRow } from './two-factor.repository.js';
@@ -30,6 +31,9 @@ const ENROLMENTS_PER_HOUR = 10;
 const DAY_SECONDS = 86_400;
 
 const BAD_CHALLENGE = 'The sign-in challenge is invalid, expired or already used; sign in again';
+const ALREADY_ACTIVE = 'Two-factor authentication is already active';
+const ENROL_WHILE_ACTIVE = `${ALREADY_ACTIVE}; disable it first to enrol a new device`;
+const TOO_MANY_CODES = 'Too many attempts; wait 60 seconds and retry';
 const WRONG_CODE = 'The code is wrong, expired or was already used';
 
 export type SecondFactor = 'TOTP' | 'RECOVERY_CODE';
@@ -66,11 +70,10 @@ export class TwoFactorService {
   async enroll(userId: string): Promise<EnrollmentDto> {
     const user = await this.requireUser(userId);
     if (user.twoFactorEnabled) {
-      throw AppError.conflict(
-        'Two-factor authentication is already active; disable it first to enrol a new device',
-      );
+      throw AppError.conflict(ENROL_WHILE_ACTIVE);
     }
-    await this.limit(
+    await enforceWindowLimit(
+      this.kv,
       `2fa-enroll:${userId}`,
       3_600_000,
       ENROLMENTS_PER_HOUR,
@@ -80,9 +83,7 @@ export class TwoFactorService {
     const recoveryCodes = newRecoveryCodes();
     const hashes = recoveryCodes.map((code) => this.crypto.hashRecoveryCode(normalizeRecoveryCode(code)!));
     if (!(await this.repository.startEnrolment(userId, this.crypto.encrypt(secret, userId), hashes))) {
-      throw AppError.conflict(
-        'Two-factor authentication is already active; disable it first to enrol a new device',
-      );
+      throw AppError.conflict(ENROL_WHILE_ACTIVE);
     }
     const otpauthUrl = this.totp.uri(secret, this.config.mail.productName, user.email);
     const qrCodeDataUrl = await QRCode.toDataURL(otpauthUrl, {
@@ -97,20 +98,20 @@ export class TwoFactorService {
     const user = await this.requireUser(userId);
     const row = await this.repository.find(userId);
     if (row?.active) {
-      throw AppError.conflict('Two-factor authentication is already active');
+      throw AppError.conflict(ALREADY_ACTIVE);
     }
     if (!row) {
       throw AppError.validation(
         'There is no enrolment to activate; start one with POST /api/auth/2fa/enroll',
       );
     }
-    await this.limit(`2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE);
+    await enforceWindowLimit(this.kv, `2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE, TOO_MANY_CODES);
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
     if (!check.valid) {
       throw AppError.validation('The code is not valid: check the device clock and enter the current code');
     }
     if (!(await this.repository.activate(userId, check.step))) {
-      throw AppError.conflict('Two-factor authentication is already active');
+      throw AppError.conflict(ALREADY_ACTIVE);
     }
     this.userCache.forget(userId);
     this.audit({
@@ -118,7 +119,7 @@ export class TwoFactorService {
       actorId: userId,
       actorEmail: user.email,
       ip,
-      details: { recoveryCodes: 10 },
+      details: { recoveryCodes: RECOVERY_CODE_COUNT },
     });
     this.notify('TWO_FACTOR_ENABLED', user, ip);
   }
@@ -129,7 +130,7 @@ export class TwoFactorService {
     if (!row?.active) {
       throw AppError.conflict('Two-factor authentication is not active');
     }
-    await this.limit(`2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE);
+    await enforceWindowLimit(this.kv, `2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE, TOO_MANY_CODES);
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
     if (!check.valid || !(await this.repository.disable(userId, check.step))) {
       this.audit({
@@ -151,7 +152,7 @@ export class TwoFactorService {
   /** The answer of a password step that passed for a user with two-factor active: no access, a challenge. */
   async startChallenge(userId: string): Promise<TwoFactorChallengeDto> {
     const challengeToken = randomBytes(32).toString('base64url');
-    const generation = (await this.kv.get(generationKey(userId))) ?? '0';
+    const generation = await this.generation(userId);
     await this.kv.set(challengeKey(challengeToken), `${userId}:${generation}`, CHALLENGE_TTL_SECONDS);
     return { twoFactorRequired: true, challengeToken, expiresIn: CHALLENGE_TTL_SECONDS };
   }
@@ -169,11 +170,7 @@ export class TwoFactorService {
     const key = challengeKey(challengeToken);
     const value = await this.kv.get(key);
     const [userId, generation] = value?.split(':') ?? [];
-    if (
-      !userId ||
-      generation === undefined ||
-      (await this.kv.get(generationKey(userId))) !== nullIfZero(generation)
-    ) {
+    if (!userId || generation === undefined || (await this.generation(userId)) !== generation) {
       throw AppError.unauthenticated(BAD_CHALLENGE);
     }
     const hit = await this.kv.hitWindow(`2fa-verify:${userId}`, 60_000, VERIFY_PER_MINUTE, 60_000);
@@ -264,6 +261,11 @@ export class TwoFactorService {
     throw AppError.unauthenticated(WRONG_CODE);
   }
 
+  /** The user's challenge generation; challenges of an earlier one are dead. */
+  private async generation(userId: string): Promise<string> {
+    return (await this.kv.get(generationKey(userId))) ?? '0';
+  }
+
   private secretOf(row: TwoFactorRow, userId: string): string {
     try {
       return this.crypto.decrypt(row.secretEncrypted, userId);
@@ -289,13 +291,6 @@ export class TwoFactorService {
     return user;
   }
 
-  private async limit(key: string, windowMs: number, limit: number, message?: string): Promise<void> {
-    const hit = await this.kv.hitWindow(key, windowMs, limit, 60_000);
-    if (hit.isBlocked) {
-      throw AppError.rateLimited(message ?? 'Too many attempts; wait 60 seconds and retry');
-    }
-  }
-
   private notify(kind: SecurityNoticeKind, user: UserEntity, ip: string): void {
     this.events.emit(SECURITY_NOTICE, securityNotice(kind, user, ip));
   }
@@ -311,5 +306,3 @@ function challengeKey(token: string): string {
 
 const generationKey = (userId: string): string => `2fa-generation:${userId}`;
 const failuresKey = (userId: string): string => `2fa-failures:${userId}`;
-/** Generation 0 is the absent key. */
-const nullIfZero = (generation: string): string | null => (generation === '0' ? null : generation);

@@ -5,6 +5,7 @@ import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
 import { RefreshTokenService } from '../auth/refresh-token.service.js';
 import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
+import { enforceWindowLimit } from '../common/rate-limit.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { MailService } from '../mail/mail.service.js';
 import { SECURITY_NOTICE, securityNotice } from './account.events.js';
@@ -145,11 +146,8 @@ export class AccountService {
     }
   }
 
-  private async limitPerIp(endpoint: string, ip: string): Promise<void> {
-    const hit = await this.kv.hitWindow(`account:${endpoint}:${ip}`, 60_000, PER_IP_PER_MINUTE, 60_000);
-    if (hit.isBlocked) {
-      throw AppError.rateLimited();
-    }
+  private limitPerIp(endpoint: string, ip: string): Promise<void> {
+    return enforceWindowLimit(this.kv, `account:${endpoint}:${ip}`, 60_000, PER_IP_PER_MINUTE);
   }
 
   private audit(record: AuditRecord): void {
