@@ -65,11 +65,12 @@ export class MemoryKeyValueStore extends KeyValueStore {
       const left = Math.ceil((block.expiresAt - now) / 1000);
       return Promise.resolve({ totalHits: limit + Number(block.value), timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
     }
-    const hits = this.live(key) ?? this.put(key, '0', windowMs);
+    // One reading of the clock for the whole hit: a new window must report exactly its length.
+    const hits = this.live(key) ?? this.put(key, '0', windowMs, now);
     const totalHits = Number(hits.value) + 1;
     hits.value = String(totalHits);
     if (totalHits > limit) {
-      this.put(`${key}:blocked`, '1', blockMs);
+      this.put(`${key}:blocked`, '1', blockMs, now);
       this.entries.delete(key);
       const left = Math.ceil(blockMs / 1000);
       return Promise.resolve({ totalHits, timeToExpire: left, isBlocked: true, timeToBlockExpire: left });
@@ -92,8 +93,8 @@ export class MemoryKeyValueStore extends KeyValueStore {
     return Promise.resolve();
   }
 
-  private put(key: string, value: string, ttlMs: number): Entry {
-    const entry = { value, expiresAt: this.now() + ttlMs };
+  private put(key: string, value: string, ttlMs: number, now = this.now()): Entry {
+    const entry = { value, expiresAt: now + ttlMs };
     this.entries.set(key, entry);
     return entry;
   }
