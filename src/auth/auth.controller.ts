@@ -113,7 +113,7 @@ export class AuthController {
   @ApiBearerAuth()
   @ApiOperation({ summary: 'The signed-in user' })
   @ApiOkResponse({ type: MeDto })
-  me(@CurrentUser() user: AuthUser): Promise<MeDto> {
+  me(@CurrentUser() user: AuthUser): MeDto | Promise<MeDto> {
     return this.auth.me(user.id);
   }
 

@@ -26,6 +26,9 @@ const FAILURE_WINDOW_SECONDS = 3600;
 
 @Injectable()
 export class AuthService {
+  /** One MeDto per cached row object: a cached row is never changed in place (a change replaces it). */
+  private readonly meDtos = new WeakMap<UserEntity, MeDto>();
+
   constructor(
     private readonly users: UsersRepository,
     private readonly userCache: UserCache,
@@ -94,12 +97,22 @@ export class AuthService {
     }
   }
 
-  async me(userId: string): Promise<MeDto> {
-    const user = await this.userCache.get(userId);
+  /** Synchronous while the user row is cached (the guard has just read it): GET /me is the hottest read. */
+  me(userId: string): MeDto | Promise<MeDto> {
+    const cached = this.userCache.peek(userId);
+    return cached === undefined ? this.userCache.get(userId).then((user) => this.meOf(user)) : this.meOf(cached);
+  }
+
+  private meOf(user: UserEntity | null): MeDto {
     if (!user?.enabled) {
       throw AppError.unauthenticated('The account no longer exists or is disabled');
     }
-    return toMeDto(user);
+    let dto = this.meDtos.get(user);
+    if (!dto) {
+      dto = Object.freeze(toMeDto(user));
+      this.meDtos.set(user, dto);
+    }
+    return dto;
   }
 
   private async signIn(userId: string): Promise<SignedIn> {

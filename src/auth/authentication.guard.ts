@@ -5,10 +5,18 @@ import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { ADMIN_ONLY, INTERACTIVE_ONLY, IS_PUBLIC } from '../common/decorators.js';
 import { UserCache } from '../users/user-cache.js';
+import type { UserEntity } from '../users/user.entity.js';
 import { AccessTokenService } from './access-token.service.js';
 import { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 
 export const API_TOKEN_PREFIX = 'tms_';
+
+/** What a route's decorators ask of the guard, read once per route instead of on every request. */
+interface RoutePolicy {
+  isPublic: boolean;
+  interactiveOnly: boolean;
+  adminOnly: boolean;
+}
 
 /**
  * The global guard: every route needs a credential unless it is marked @Public(). The Bearer value's shape
@@ -18,6 +26,9 @@ export const API_TOKEN_PREFIX = 'tms_';
  */
 @Injectable()
 export class AuthenticationGuard implements CanActivate {
+  /** Per controller class, per handler: the handler's own metadata overrides its class's. */
+  private readonly policies = new WeakMap<object, WeakMap<object, RoutePolicy>>();
+
   constructor(
     private readonly reflector: Reflector,
     private readonly accessTokens: AccessTokenService,
@@ -25,14 +36,15 @@ export class AuthenticationGuard implements CanActivate {
     private readonly userCache: UserCache,
   ) {}
 
-  async canActivate(context: ExecutionContext): Promise<boolean> {
+  /** Synchronous when the credential is an access JWT and its user row is cached: the common request. */
+  canActivate(context: ExecutionContext): boolean | Promise<boolean> {
     if (context.getType() !== 'http') {
       return true;
     }
     const req = context.switchToHttp().getRequest<Request>();
     const { header, inQuery } = credentialsOf(req);
-    const targets = [context.getHandler(), context.getClass()];
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, targets)) {
+    const policy = this.policyOf(context);
+    if (policy.isPublic) {
       return true;
     }
     if (inQuery) {
@@ -46,28 +58,57 @@ export class AuthenticationGuard implements CanActivate {
       throw AppError.unauthenticated('Send credentials as Authorization: Bearer <token>');
     }
     if (value.startsWith(API_TOKEN_PREFIX)) {
-      await this.apiToken.canActivate(context);
-    } else {
-      req.user = this.accessTokens.verify(value);
+      // Passport's guard resolves (or throws) once the token is looked up; it never answers false.
+      return (this.apiToken.canActivate(context) as Promise<boolean>).then(() => this.authorize(req, policy));
     }
-    const principal = req.user as AuthUser;
-    // An access JWT outlives a change to its user: a disabled or deleted account stops here (within the user
-    // cache's second on other replicas). API tokens are checked against the account when they are looked up.
-    const user = await this.userCache.get(principal.id);
-    if (!user?.enabled) {
-      throw AppError.unauthenticated('The account no longer exists or is disabled');
-    }
-    principal.admin = user.admin;
-    if (principal.via !== 'JWT' && this.reflector.getAllAndOverride<boolean>(INTERACTIVE_ONLY, targets)) {
-      throw AppError.forbidden(
-        'API tokens cannot manage API keys, two-factor authentication or passwords: sign in to the web UI',
-      );
-    }
-    if (!user.admin && this.reflector.getAllAndOverride<boolean>(ADMIN_ONLY, targets)) {
-      throw AppError.forbidden('Only platform administrators may do this');
-    }
-    return true;
+    req.user = this.accessTokens.verify(value);
+    return this.authorize(req, policy);
   }
+
+  /**
+   * An access JWT outlives a change to its user: a disabled or deleted account stops here (within the user
+   * cache's second on other replicas). API tokens are checked against the account when they are looked up.
+   */
+  private authorize(req: Request, policy: RoutePolicy): boolean | Promise<boolean> {
+    const principal = req.user as AuthUser;
+    const cached = this.userCache.peek(principal.id);
+    return cached === undefined
+      ? this.userCache.get(principal.id).then((user) => permit(principal, user, policy))
+      : permit(principal, cached, policy);
+  }
+
+  private policyOf(context: ExecutionContext): RoutePolicy {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byHandler = this.policies.get(controller);
+    if (!byHandler) {
+      byHandler = new WeakMap();
+      this.policies.set(controller, byHandler);
+    }
+    let policy = byHandler.get(handler);
+    if (!policy) {
+      const flag = (key: string) => this.reflector.getAllAndOverride<boolean>(key, [handler, controller]) === true;
+      policy = { isPublic: flag(IS_PUBLIC), interactiveOnly: flag(INTERACTIVE_ONLY), adminOnly: flag(ADMIN_ONLY) };
+      byHandler.set(handler, policy);
+    }
+    return policy;
+  }
+}
+
+function permit(principal: AuthUser, user: UserEntity | null, policy: RoutePolicy): true {
+  if (!user?.enabled) {
+    throw AppError.unauthenticated('The account no longer exists or is disabled');
+  }
+  principal.admin = user.admin;
+  if (principal.via !== 'JWT' && policy.interactiveOnly) {
+    throw AppError.forbidden(
+      'API tokens cannot manage API keys, two-factor authentication or passwords: sign in to the web UI',
+    );
+  }
+  if (!user.admin && policy.adminOnly) {
+    throw AppError.forbidden('Only platform administrators may do this');
+  }
+  return true;
 }
 
 /** The Authorization header, after refusing requests that carry credentials more than one way. */
@@ -78,7 +119,9 @@ function credentialsOf(req: Request): { header?: string; inQuery: boolean } {
       headers++;
     }
   }
-  const inQuery = req.query && typeof req.query === 'object' && 'access_token' in req.query;
+  // Express parses the query string on every read of req.query: read it once, and only when there is one.
+  const query = req.url.includes('?') ? (req.query as unknown) : undefined;
+  const inQuery = typeof query === 'object' && query !== null && 'access_token' in query;
   if (headers > 1 || (headers === 1 && inQuery)) {
     throw AppError.validation(
       'Mixing authentication methods on one request is unsupported: send exactly one Authorization header',

@@ -1,10 +1,13 @@
-import { Injectable } from '@nestjs/common';
+import { subscribe, unsubscribe } from 'node:diagnostics_channel';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The process's Prometheus registry: default Node metrics plus HTTP request counts and durations. */
 @Injectable()
-export class Metrics {
+export class Metrics implements OnModuleDestroy {
   readonly registry = new Registry();
   private readonly requests = new Histogram({
     name: 'tms_http_request_duration_seconds',
@@ -45,6 +48,7 @@ export class Metrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tms_' });
+    subscribe(FINISH_CHANNEL, this.onFinish);
   }
 
   /** Reports a count kept elsewhere (e.g. the queue's dead letters) whenever /metrics is read. */
@@ -59,15 +63,46 @@ export class Metrics {
     });
   }
 
-  /** Express middleware: times every request, labelled by its route pattern (never the raw path). */
+  /**
+   * Express middleware: times every request, labelled by its route pattern (never the raw path). It only notes
+   * the start; Node's `http.server.response.finish` diagnostics channel reports the end. A per-request 'finish'
+   * listener and prom-client's timer (a closure, an hrtime array, a label merge) cost ~10% of a small request.
+   */
   middleware() {
-    return (req: Request, res: Response, next: NextFunction): void => {
-      const end = this.requests.startTimer();
-      res.once('finish', () => {
-        const route = (req.route as { path?: string } | undefined)?.path;
-        end({ method: req.method, route: route ? `${req.baseUrl}${route}` : 'unmatched', status: res.statusCode });
-      });
+    return (req: Request, _res: Response, next: NextFunction): void => {
+      (req as unknown as Timed)[this.started] = performance.now();
       next();
     };
   }
+
+  onModuleDestroy(): void {
+    unsubscribe(FINISH_CHANNEL, this.onFinish);
+  }
+
+  /** Marks requests this instance's middleware saw (the channel is process-wide; tests run several apps). */
+  private readonly started = Symbol('tms.request-started');
+  /** One labels object per method, route and status, reused by every observation. */
+  private readonly labelSets = new Map<string, { method: string; route: string; status: number }>();
+
+  private readonly onFinish = (message: unknown): void => {
+    const { request, response } = message as { request: IncomingMessage; response: ServerResponse };
+    const started = (request as unknown as Timed)[this.started];
+    if (started === undefined) {
+      return;
+    }
+    const req = request as Request;
+    const path = (req.route as { path?: string } | undefined)?.path;
+    const route = path ? `${req.baseUrl}${path}` : 'unmatched';
+    const key = `${req.method} ${response.statusCode} ${route}`;
+    let labels = this.labelSets.get(key);
+    if (!labels) {
+      labels = { method: req.method, route, status: response.statusCode };
+      this.labelSets.set(key, labels);
+    }
+    this.requests.observe(labels, (performance.now() - started) / 1000);
+  };
 }
+
+const FINISH_CHANNEL = 'http.server.response.finish';
+
+type Timed = Record<symbol, number | undefined>;

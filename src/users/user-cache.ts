@@ -18,17 +18,23 @@ export class UserCache {
   constructor(private readonly users: UsersRepository) {}
 
   async get(id: string): Promise<UserEntity | null> {
-    const now = Date.now();
-    const hit = this.entries.get(id);
-    if (hit && now - hit.at <= TTL_MS) {
-      return hit.user;
+    const cached = this.peek(id);
+    if (cached !== undefined) {
+      return cached;
     }
+    const at = Date.now();
     const user = await this.users.findById(id);
     if (this.entries.size >= MAX_ENTRIES) {
       this.entries.clear();
     }
-    this.entries.set(id, { user, at: now });
+    this.entries.set(id, { user, at });
     return user;
+  }
+
+  /** The cached row (null: no such user) while it is fresh, without waiting; undefined when it must be read. */
+  peek(id: string): UserEntity | null | undefined {
+    const hit = this.entries.get(id);
+    return hit && Date.now() - hit.at <= TTL_MS ? hit.user : undefined;
   }
 
   forget(id?: string): void {

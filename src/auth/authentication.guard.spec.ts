@@ -1,0 +1,147 @@
+import { jest } from '@jest/globals';
+import type { ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import { makeUser } from '../../test/factories/user.factory.js';
+import type { AuthUser } from '../common/auth-user.js';
+import { AdminOnly, InteractiveOnly, Public } from '../common/decorators.js';
+import type { UserEntity } from '../users/user.entity.js';
+import type { UserCache } from '../users/user-cache.js';
+import type { AccessTokenService } from './access-token.service.js';
+import type { ApiTokenAuthGuard } from './api-token-auth.guard.js';
+import { AuthenticationGuard } from './authentication.guard.js';
+
+class Open {
+  @Public()
+  health(): void {}
+}
+
+class Things {
+  list(): void {}
+  @AdminOnly()
+  purge(): void {}
+  @InteractiveOnly()
+  keys(): void {}
+}
+
+@Public()
+class PublicClass {
+  page(): void {}
+}
+
+function contextFor(controller: object, handler: () => void, authorization?: string): ExecutionContext {
+  const req = { url: '/x', rawHeaders: authorization ? ['Authorization', authorization] : [], headers: { authorization } };
+  return {
+    getType: () => 'http',
+    getHandler: () => handler,
+    getClass: () => controller,
+    switchToHttp: () => ({ getRequest: () => req }),
+  } as unknown as ExecutionContext;
+}
+
+const requestOf = (context: ExecutionContext) => context.switchToHttp().getRequest<{ user?: AuthUser }>();
+
+describe(AuthenticationGuard.name, () => {
+  const person = makeUser({ id: '7', admin: false });
+  const admin = makeUser({ id: '8', admin: true });
+  let cached: Map<string, UserEntity | null>;
+  let stored: Map<string, UserEntity | null>;
+  let reflector: Reflector;
+  let apiToken: { canActivate: ReturnType<typeof jest.fn> };
+  let sut: AuthenticationGuard;
+
+  beforeEach(() => {
+    cached = new Map();
+    stored = new Map([
+      [person.id, person],
+      [admin.id, admin],
+    ]);
+    const userCache = {
+      peek: (id: string) => cached.get(id),
+      get: async (id: string) => {
+        const user = stored.get(id) ?? null;
+        cached.set(id, user);
+        return user;
+      },
+    };
+    const accessTokens = {
+      verify: (token: string): AuthUser => ({ id: token.replace('jwt-', ''), admin: false, via: 'JWT', credentialId: 'j' }),
+    };
+    apiToken = {
+      canActivate: jest.fn(async (context: ExecutionContext) => {
+        requestOf(context).user = { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' };
+        return true;
+      }),
+    };
+    reflector = new Reflector();
+    sut = new AuthenticationGuard(
+      reflector,
+      accessTokens as unknown as AccessTokenService,
+      apiToken as unknown as ApiTokenAuthGuard,
+      userCache as unknown as UserCache,
+    );
+  });
+
+  it('lets public routes through without a credential, whether the handler or its class is marked', () => {
+    expect(sut.canActivate(contextFor(Open, Open.prototype.health))).toBe(true);
+    expect(sut.canActivate(contextFor(PublicClass, PublicClass.prototype.page))).toBe(true);
+  });
+
+  it('refuses a guarded route without a credential', () => {
+    expect(() => sut.canActivate(contextFor(Things, Things.prototype.list))).toThrow('Authentication is required');
+  });
+
+  it('reads the user row the first time and answers synchronously while it is cached, with the same outcome', async () => {
+    const first = contextFor(Things, Things.prototype.list, 'Bearer jwt-7');
+    const pending = sut.canActivate(first);
+    expect(pending).toBeInstanceOf(Promise);
+    await expect(pending).resolves.toBe(true);
+    const second = contextFor(Things, Things.prototype.list, 'Bearer jwt-7');
+    expect(sut.canActivate(second)).toBe(true);
+    expect(requestOf(second).user).toEqual({ id: '7', admin: false, via: 'JWT', credentialId: 'j' });
+  });
+
+  it('refuses a disabled or deleted account on both paths', async () => {
+    stored.set(person.id, makeUser({ id: person.id, enabled: false }));
+    await expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-7'))).rejects.toThrow(
+      'no longer exists or is disabled',
+    );
+    expect(() => sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-7'))).toThrow(
+      'no longer exists or is disabled',
+    );
+    cached.set('99', null);
+    expect(() => sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-99'))).toThrow(
+      'no longer exists or is disabled',
+    );
+  });
+
+  it('applies @AdminOnly per handler, not to its neighbours, and takes admin from the user row', async () => {
+    cached.set(person.id, person);
+    cached.set(admin.id, admin);
+    expect(() => sut.canActivate(contextFor(Things, Things.prototype.purge, 'Bearer jwt-7'))).toThrow(
+      'Only platform administrators',
+    );
+    expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-7'))).toBe(true);
+    const byAdmin = contextFor(Things, Things.prototype.purge, 'Bearer jwt-8');
+    expect(sut.canActivate(byAdmin)).toBe(true);
+    expect(requestOf(byAdmin).user?.admin).toBe(true);
+  });
+
+  it('reads each route’s decorators once', () => {
+    cached.set(person.id, person);
+    const spy = jest.spyOn(reflector, 'getAllAndOverride');
+    for (let i = 0; i < 5; i++) {
+      expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-7'))).toBe(true);
+    }
+    expect(spy).toHaveBeenCalledTimes(3);
+  });
+
+  it('keeps API tokens out of @InteractiveOnly routes', async () => {
+    cached.set(person.id, person);
+    await expect(sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer tms_abc'))).rejects.toThrow(
+      'API tokens cannot manage',
+    );
+    await expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer tms_abc'))).resolves.toBe(true);
+    expect(apiToken.canActivate).toHaveBeenCalledTimes(2);
+    expect(sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer jwt-7'))).toBe(true);
+  });
+});
