@@ -5,6 +5,7 @@ import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import { copyField, copyIn } from '../database/copy-in.js';
 import type { ResultInput, RunCounts } from './result-input.js';
+import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
 
 export interface RunRef {
   id: string;
@@ -17,7 +18,7 @@ export interface WriteOutcome {
   /** The run's counts after this batch. */
   counts: RunCounts;
   /** Test case ids this write looked up or created: for `remember`, once the transaction has committed. */
-  learned: [key: string, id: string][];
+  learned: LearnedTestCase[];
 }
 
 /**
@@ -28,40 +29,6 @@ export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>):
   const key = r.testId ? `id\u0000${r.testId}` : `sn\u0000${r.suite ?? ''}\u0000${r.name}`;
   const h = hash('md5', key, 'hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
-}
-
-/**
- * Test case ids by (project, suite, name) for tests identified by suite + name, from committed writes only,
- * so that a CI run repeating known tests costs no look-up (nor hashing: MD5 of 1000 names took ~0.9 ms).
- * Safe to keep: a test case keeps its id, and is deleted only with its project, whose runs go with it (a
- * write to such a run fails on the run). Two generations bound the memory: when the young one is full, it
- * becomes the old one.
- */
-class TestCaseIdCache {
-  private young = new Map<string, string>();
-  private old = new Map<string, string>();
-
-  constructor(private readonly capacity: number) {}
-
-  get(key: string): string | undefined {
-    const id = this.young.get(key);
-    if (id !== undefined) {
-      return id;
-    }
-    const aged = this.old.get(key);
-    if (aged !== undefined) {
-      this.set(key, aged);
-    }
-    return aged;
-  }
-
-  set(key: string, id: string): void {
-    if (this.young.size >= this.capacity) {
-      this.old = this.young;
-      this.young = new Map();
-    }
-    this.young.set(key, id);
-  }
 }
 
 /** Indexes of the inputs without a UUID or with the first occurrence of one (UUIDs compare case-insensitively). */
@@ -107,7 +74,7 @@ export class ResultsWriter {
     if (!items.length) {
       return { ids: [], counts: await this.counts(tx, run.id), learned: [] };
     }
-    const learned: [string, string][] = [];
+    const learned: LearnedTestCase[] = [];
     const testIds = await this.testCaseIds(tx, run.projectId, items, learned);
     const withUuids = items.some((r) => r.uuid);
     // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
@@ -157,8 +124,8 @@ export class ResultsWriter {
    */
   remember(outcomes: Pick<WriteOutcome, 'learned'>[]): void {
     for (const outcome of outcomes) {
-      for (const [key, id] of outcome.learned) {
-        this.testCaseCache.set(key, id);
+      for (const { projectId, suite, name, id } of outcome.learned) {
+        this.testCaseCache.set(projectId, suite, name, id);
       }
     }
   }
@@ -243,17 +210,17 @@ export class ResultsWriter {
     tx: EntityManager,
     projectId: string,
     items: ResultInput[],
-    learned: [string, string][],
+    learned: LearnedTestCase[],
   ): Promise<string[]> {
     const testIds: string[] = new Array<string>(items.length);
     // The tests not in the cache, by identity: the last result of a test decides its suite and name.
     const latest = new Map<string, ResultInput>();
-    const wanted = new Map<string, { indexes: number[]; cacheKey?: string }>();
+    const wanted = new Map<string, { indexes: number[]; cacheable: boolean }>();
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       // A test with an explicit testId is always looked up: its suite and name may have changed.
-      const cacheKey = item.testId ? undefined : `${projectId}\u0000${item.suite ?? ''}\u0000${item.name}`;
-      const cached = cacheKey === undefined ? undefined : this.testCaseCache.get(cacheKey);
+      const cacheable = !item.testId;
+      const cached = cacheable ? this.testCaseCache.get(projectId, item.suite ?? '', item.name) : undefined;
       if (cached) {
         testIds[i] = cached;
         continue;
@@ -264,7 +231,7 @@ export class ResultsWriter {
       if (entry) {
         entry.indexes.push(i);
       } else {
-        wanted.set(identity, { indexes: [i], cacheKey });
+        wanted.set(identity, { indexes: [i], cacheable });
       }
     }
     if (!latest.size) {
@@ -315,11 +282,12 @@ export class ResultsWriter {
         await lookUp(raced);
       }
     }
-    for (const [identity, { indexes, cacheKey }] of wanted) {
+    for (const [identity, { indexes, cacheable }] of wanted) {
       const id = ids.get(identity)!;
       indexes.forEach((i) => (testIds[i] = id));
-      if (cacheKey !== undefined) {
-        learned.push([cacheKey, id]);
+      if (cacheable) {
+        const item = items[indexes[0]];
+        learned.push({ projectId, suite: item.suite ?? '', name: item.name, id });
       }
     }
     if (renamed.length) {
