@@ -105,6 +105,8 @@ describe('Per-recipient limit across two replicas sharing Redis', () => {
   });
 
   it('writes `Mail sent: <kind>` without the token, in a replica of its own process', async () => {
+    // The in-process replicas' senders poll the same outbox and could send (and log) this message instead.
+    await deployment.closeReplicas();
     const replica = await deployment.startProcessReplica();
     await register(replica.url, 'logged@example.com').expect(202);
     const [mail] = await eventually(async () => (relay.to('logged@example.com').length ? relay.to('logged@example.com') : undefined));

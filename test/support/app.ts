@@ -103,6 +103,11 @@ export class TestDeployment {
     return { url, output: () => proc.output() };
   }
 
+  /** Closes the in-process replicas, leaving process replicas (and the database) running. */
+  async closeReplicas(): Promise<void> {
+    await Promise.all(this.replicas.splice(0).map((r) => r.close()));
+  }
+
   async stop(): Promise<void> {
     for (const proc of this.processes) {
       proc.child.kill('SIGTERM');
