@@ -14,9 +14,15 @@ export interface RabbitMqIngestQueueOptions {
   confirmTimeoutMs?: number;
   minReconnectDelayMs?: number;
   maxReconnectDelayMs?: number;
-  /** How long the first message of a partial batch waits for company before the batch is handled. */
+  /**
+   * How long the first message of a partial batch waits for company while another batch is being handled.
+   * With none in hand it waits 1 ms only (the deliveries of one socket read): an idle consumer starts at once.
+   */
   batchWindowMs?: number;
 }
+
+/** An idle consumer's window: the deliveries parsed from one socket read join one batch. */
+const IDLE_WINDOW_MS = 1;
 
 interface Delivery {
   channel: Channel;
@@ -183,7 +189,8 @@ export class RabbitMqIngestQueue extends IngestQueue {
   }
 
   /**
-   * Up to `concurrency` batches at a time: a full batch goes at once, a partial one after the batch window,
+   * Up to `concurrency` batches at a time: a full batch goes at once, a partial one after the batch window (1 ms
+   * when no batch is in hand),
    * none while paused.
    */
   private schedule(): void {
@@ -197,8 +204,8 @@ export class RabbitMqIngestQueue extends IngestQueue {
       return;
     }
     const full = this.pending.length >= batchSize;
-    const wait =
-      Math.max(this.pausedUntil, full ? 0 : this.pending[0].arrivedAt + this.batchWindowMs) - Date.now();
+    const window = this.running.size ? this.batchWindowMs : Math.min(this.batchWindowMs, IDLE_WINDOW_MS);
+    const wait = Math.max(this.pausedUntil, full ? 0 : this.pending[0].arrivedAt + window) - Date.now();
     if (wait > 0) {
       this.flushTimer = setTimeout(() => this.schedule(), wait);
       return;
