@@ -99,8 +99,7 @@ export class AuthService {
 
   /** Synchronous while the user row is cached (the guard has just read it): GET /me is the hottest read. */
   me(userId: string): MeDto | Promise<MeDto> {
-    const cached = this.userCache.peek(userId);
-    return cached === undefined ? this.userCache.get(userId).then((user) => this.meOf(user)) : this.meOf(cached);
+    return this.userCache.withUser(userId, (user) => this.meOf(user));
   }
 
   private meOf(user: UserEntity | null): MeDto {

@@ -5,7 +5,8 @@ import { makeUser } from '../../test/factories/user.factory.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { AdminOnly, InteractiveOnly, Public } from '../common/decorators.js';
 import type { UserEntity } from '../users/user.entity.js';
-import type { UserCache } from '../users/user-cache.js';
+import { UserCache } from '../users/user-cache.js';
+import type { UsersRepository } from '../users/users.repository.js';
 import type { AccessTokenService } from './access-token.service.js';
 import type { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 import { AuthenticationGuard } from './authentication.guard.js';
@@ -43,26 +44,20 @@ const requestOf = (context: ExecutionContext) => context.switchToHttp().getReque
 describe(AuthenticationGuard.name, () => {
   const person = makeUser({ id: '7', admin: false });
   const admin = makeUser({ id: '8', admin: true });
-  let cached: Map<string, UserEntity | null>;
   let stored: Map<string, UserEntity | null>;
+  let userCache: UserCache;
   let reflector: Reflector;
   let apiToken: { canActivate: ReturnType<typeof jest.fn> };
   let sut: AuthenticationGuard;
 
   beforeEach(() => {
-    cached = new Map();
+    // The cache keeps a row for a second: the clock stands still, so "cached" stays cached.
+    jest.useFakeTimers();
     stored = new Map([
       [person.id, person],
       [admin.id, admin],
     ]);
-    const userCache = {
-      peek: (id: string) => cached.get(id),
-      get: async (id: string) => {
-        const user = stored.get(id) ?? null;
-        cached.set(id, user);
-        return user;
-      },
-    };
+    userCache = new UserCache({ findById: async (id: string) => stored.get(id) ?? null } as unknown as UsersRepository);
     const accessTokens = {
       verify: (token: string): AuthUser => ({ id: token.replace('jwt-', ''), admin: false, via: 'JWT', credentialId: 'j' }),
     };
@@ -77,9 +72,10 @@ describe(AuthenticationGuard.name, () => {
       reflector,
       accessTokens as unknown as AccessTokenService,
       apiToken as unknown as ApiTokenAuthGuard,
-      userCache as unknown as UserCache,
+      userCache,
     );
   });
+  afterEach(() => jest.useRealTimers());
 
   it('lets public routes through without a credential, whether the handler or its class is marked', () => {
     expect(sut.canActivate(contextFor(Open, Open.prototype.health))).toBe(true);
@@ -108,15 +104,15 @@ describe(AuthenticationGuard.name, () => {
     expect(() => sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-7'))).toThrow(
       'no longer exists or is disabled',
     );
-    cached.set('99', null);
+    await userCache.get('99'); // cached: no such user
     expect(() => sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-99'))).toThrow(
       'no longer exists or is disabled',
     );
   });
 
   it('applies @AdminOnly per handler, not to its neighbours, and takes admin from the user row', async () => {
-    cached.set(person.id, person);
-    cached.set(admin.id, admin);
+    await userCache.get(person.id);
+    await userCache.get(admin.id);
     expect(() => sut.canActivate(contextFor(Things, Things.prototype.purge, 'Bearer jwt-7'))).toThrow(
       'Only platform administrators',
     );
@@ -126,8 +122,8 @@ describe(AuthenticationGuard.name, () => {
     expect(requestOf(byAdmin).user?.admin).toBe(true);
   });
 
-  it('reads each route’s decorators once', () => {
-    cached.set(person.id, person);
+  it('reads each route’s decorators once', async () => {
+    await userCache.get(person.id);
     const spy = jest.spyOn(reflector, 'getAllAndOverride');
     for (let i = 0; i < 5; i++) {
       expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-7'))).toBe(true);
@@ -136,7 +132,7 @@ describe(AuthenticationGuard.name, () => {
   });
 
   it('keeps API tokens out of @InteractiveOnly routes', async () => {
-    cached.set(person.id, person);
+    await userCache.get(person.id);
     await expect(sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer tms_abc'))).rejects.toThrow(
       'API tokens cannot manage',
     );

@@ -71,10 +71,7 @@ export class AuthenticationGuard implements CanActivate {
    */
   private authorize(req: Request, policy: RoutePolicy): boolean | Promise<boolean> {
     const principal = req.user as AuthUser;
-    const cached = this.userCache.peek(principal.id);
-    return cached === undefined
-      ? this.userCache.get(principal.id).then((user) => permit(principal, user, policy))
-      : permit(principal, cached, policy);
+    return this.userCache.withUser(principal.id, (user) => permit(principal, user, policy));
   }
 
   private policyOf(context: ExecutionContext): RoutePolicy {

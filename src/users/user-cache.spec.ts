@@ -30,6 +30,14 @@ describe(UserCache.name, () => {
     expect(findById).toHaveBeenCalledTimes(3);
   });
 
+  it('applies a function to the row at once while it is cached, after reading it otherwise', async () => {
+    const first = sut.withUser('3', (user) => user?.id);
+    expect(first).toBeInstanceOf(Promise);
+    await expect(first).resolves.toBe('3');
+    expect(sut.withUser('3', (user) => user?.id)).toBe('3');
+    expect(findById).toHaveBeenCalledTimes(1);
+  });
+
   it('forgets a changed user at once', async () => {
     await sut.get('3');
     sut.forget('3');

@@ -31,6 +31,15 @@ export class UserCache {
     return user;
   }
 
+  /**
+   * `then` applied to the user row (null: no such user): at once while the row is cached, so the hot paths
+   * (the global guard, GET /me) take no promise turn; after reading it otherwise.
+   */
+  withUser<T>(id: string, then: (user: UserEntity | null) => T): T | Promise<T> {
+    const cached = this.peek(id);
+    return cached === undefined ? this.get(id).then(then) : then(cached);
+  }
+
   /** The cached row (null: no such user) while it is fresh, without waiting; undefined when it must be read. */
   peek(id: string): UserEntity | null | undefined {
     const hit = this.entries.get(id);
