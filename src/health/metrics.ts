@@ -2,7 +2,7 @@ import { subscribe, unsubscribe } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { NextFunction, Request, Response } from 'express';
+import type { Request } from 'express';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /** The process's Prometheus registry: default Node metrics plus HTTP request counts and durations. */
@@ -64,18 +64,11 @@ export class Metrics implements OnModuleDestroy {
   }
 
   /**
-   * Express middleware: times every request, labelled by its route pattern (never the raw path). It only notes
-   * the start; Node's `http.server.response.finish` diagnostics channel reports the end. A per-request 'finish'
-   * listener and prom-client's timer (a closure, an hrtime array, a label merge) cost ~10% of a small request.
+   * Notes a request's start (the app's first middleware calls it): requests are timed and labelled by their
+   * route pattern (never the raw path) when Node's `http.server.response.finish` diagnostics channel reports
+   * their end. A per-request 'finish' listener and prom-client's timer (a closure, an hrtime array, a label
+   * merge) cost ~10% of a small request.
    */
-  middleware() {
-    return (req: Request, _res: Response, next: NextFunction): void => {
-      this.start(req);
-      next();
-    };
-  }
-
-  /** Notes a request's start, for the app's own first middleware. */
   start(req: Request): void {
     (req as unknown as Timed)[this.started] = performance.now();
   }
@@ -84,7 +77,7 @@ export class Metrics implements OnModuleDestroy {
     unsubscribe(FINISH_CHANNEL, this.onFinish);
   }
 
-  /** Marks requests this instance's middleware saw (the channel is process-wide; tests run several apps). */
+  /** Marks the requests started on this instance (the channel is process-wide; tests run several apps). */
   private readonly started = Symbol('tms.request-started');
   /** One labels object per method, route and status, reused by every observation. */
   private readonly labelSets = new Map<string, { method: string; route: string; status: number }>();
