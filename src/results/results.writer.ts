@@ -215,23 +215,22 @@ export class ResultsWriter {
     const testIds: string[] = new Array<string>(items.length);
     // The tests not in the cache, by identity: the last result of a test decides its suite and name.
     const latest = new Map<string, ResultInput>();
-    const wanted = new Map<string, { indexes: number[]; cacheable: boolean }>();
+    const wanted = new Map<string, number[]>();
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
       // A test with an explicit testId is always looked up: its suite and name may have changed.
-      const cacheable = !item.testId;
-      const cached = cacheable ? this.testCaseCache.get(projectId, item.suite ?? '', item.name) : undefined;
+      const cached = item.testId ? undefined : this.testCaseCache.get(projectId, item.suite ?? '', item.name);
       if (cached) {
         testIds[i] = cached;
         continue;
       }
       const identity = testIdentity(item);
       latest.set(identity, item);
-      const entry = wanted.get(identity);
-      if (entry) {
-        entry.indexes.push(i);
+      const indexes = wanted.get(identity);
+      if (indexes) {
+        indexes.push(i);
       } else {
-        wanted.set(identity, { indexes: [i], cacheable });
+        wanted.set(identity, [i]);
       }
     }
     if (!latest.size) {
@@ -282,11 +281,12 @@ export class ResultsWriter {
         await lookUp(raced);
       }
     }
-    for (const [identity, { indexes, cacheable }] of wanted) {
+    for (const [identity, indexes] of wanted) {
       const id = ids.get(identity)!;
       indexes.forEach((i) => (testIds[i] = id));
-      if (cacheable) {
-        const item = items[indexes[0]];
+      // Tests with an explicit testId are not cached (see above); an identity is one or the other.
+      const item = items[indexes[0]];
+      if (!item.testId) {
         learned.push({ projectId, suite: item.suite ?? '', name: item.name, id });
       }
     }
