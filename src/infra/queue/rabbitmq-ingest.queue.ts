@@ -190,8 +190,7 @@ export class RabbitMqIngestQueue extends IngestQueue {
 
   /**
    * Up to `concurrency` batches at a time: a full batch goes at once, a partial one after the batch window (1 ms
-   * when no batch is in hand),
-   * none while paused.
+   * when no batch is in hand), none while paused.
    */
   private schedule(): void {
     clearTimeout(this.flushTimer);
