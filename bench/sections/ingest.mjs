@@ -166,7 +166,8 @@ export async function run(ctx) {
     {
       title:
         'phases (rate in rows or results per second; cpu in cores: server = the service under test, bench = this ' +
-        'process incl. its polling; machine = whole box incl. other tenants)',
+        'process incl. its polling; machine = whole box incl. other tenants; WAL = written by the whole cluster ' +
+        'during the phase, per row)',
       headers: [
         'what',
         'rows',
@@ -180,6 +181,7 @@ export async function run(ctx) {
         'rabbitmq cpu',
         'bench cpu',
         'machine cpu',
+        'WAL B/row',
       ],
       rows: phases.map((p) => [
         p.label,
@@ -194,6 +196,7 @@ export async function run(ctx) {
         fmt(p.cpu.rabbitmq, 2),
         fmt(p.cpu.bench, 2),
         fmt(p.cpu.machine, 2),
+        p.wal ? fmt(p.wal.bytes / p.rows, 0) : null,
       ]),
     },
   ];
@@ -339,6 +342,7 @@ async function measureCopy(ctx, service, rows) {
     const once = async (table) => {
       await client.query(`TRUNCATE ${table}`);
       await client.query('CHECKPOINT').catch(() => {}); // needs superuser or pg_checkpoint; fine without
+      const wal = await startWalMeter(client);
       const bench0 = process.cpuUsage();
       const meter = startCpuMeter({ named: BACKENDS });
       const started = performance.now();
@@ -346,10 +350,11 @@ async function measureCopy(ctx, service, rows) {
       await pipeline(Readable.from(chunks), stream);
       const wallSec = (performance.now() - started) / 1000;
       const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+      const walUsed = await wal.stop();
       if (stream.rowCount !== rows) {
         throw new Error(`COPY into ${table} stored ${stream.rowCount} rows, expected ${rows}`);
       }
-      return { wallSec, rate: rows / wallSec, cpu: cores };
+      return { wallSec, rate: rows / wallSec, cpu: cores, wal: walUsed };
     };
 
     const result = {};
@@ -366,13 +371,39 @@ async function measureCopy(ctx, service, rows) {
       const mid = runs.find((r) => r.rate === med) ?? runs[0];
       ctx.log(`${label}: ${runs.map((r) => thousands(r.rate)).join(', ')} rows/s (median ${thousands(med)})`);
       result[key] = { rowsPerSec: med, runs };
-      phases.push({ label, rows, wallSec: mid.wallSec, rate: med, cpu: { server: null, ...mid.cpu } });
+      phases.push({ label, rows, wallSec: mid.wallSec, rate: med, cpu: { server: null, ...mid.cpu }, wal: mid.wal });
     }
     return { rows, bytes, format: 'text', rounds: COPY_ROUNDS, ...result, phases };
   } finally {
     await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed').catch(() => {});
     await client.end();
   }
+}
+
+/**
+ * WAL written by the whole PostgreSQL cluster during a phase, in bytes (the distance between two insert
+ * positions, exact, unlike pg_stat_wal, which backends flush at most once a second): what the disk must take.
+ */
+async function startWalMeter(client) {
+  const read = async () => {
+    try {
+      const { rows } = await client.query('SELECT pg_current_wal_insert_lsn()::text AS lsn');
+      return rows[0].lsn;
+    } catch {
+      return null; // a standby, or no permission: the column stays empty
+    }
+  };
+  const before = await read();
+  return {
+    async stop() {
+      const after = await read();
+      if (!before || !after) {
+        return null;
+      }
+      const { rows } = await client.query('SELECT pg_wal_lsn_diff($1, $2)::float8 AS bytes', [after, before]);
+      return { bytes: rows[0].bytes };
+    },
+  };
 }
 
 function cpuSeconds(start) {
@@ -509,6 +540,9 @@ async function measureV1(ctx, service, token, batches, clients) {
   );
   ctx.log(`V1: ${bodies.length} × POST /api/runs/${run.id}/results from ${clients} clients…`);
 
+  const walClient = new pg.Client({ connectionString: service.db.url });
+  await walClient.connect();
+  const wal = await startWalMeter(walClient);
   const bench0 = process.cpuUsage();
   const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
   const started = performance.now();
@@ -522,6 +556,8 @@ async function measureV1(ctx, service, token, batches, clients) {
   });
   const wallSec = (performance.now() - started) / 1000;
   const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+  const walUsed = await wal.stop();
+  await walClient.end();
 
   const results = sent * BATCH;
   const stored = await api(service, token, 'GET', `/api/runs/${run.id}`, undefined, 200);
@@ -547,6 +583,7 @@ async function measureV1(ctx, service, token, batches, clients) {
       rate: resultsPerSec,
       reqMs,
       cpu: cores,
+      wal: walUsed,
     },
   };
 }
@@ -609,6 +646,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
     let lastAck = 0;
     let sentResults = 0;
 
+    const wal = await startWalMeter(db);
     const bench0 = process.cpuUsage();
     const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
     const started = performance.now();
@@ -678,6 +716,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
     }
     await watcher;
     const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+    const walUsed = await wal.stop();
     if (sendError ?? watchError) {
       throw sendError ?? watchError;
     }
@@ -753,6 +792,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
         rate: resultsPerSec,
         reqMs,
         cpu: cores,
+        wal: walUsed,
       },
     };
   } finally {
