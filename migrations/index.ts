@@ -7,6 +7,7 @@ import { MailAndAccounts1764400000000 } from './1764400000000-MailAndAccounts.js
 import { TwoFactor1764500000000 } from './1764500000000-TwoFactor.js';
 import { ResultsWritePath1764600000000 } from './1764600000000-ResultsWritePath.js';
 import { IngestQueuePayloadJson1764610000000 } from './1764610000000-IngestQueuePayloadJson.js';
+import { IngestQueuePayloadText1764620000000 } from './1764620000000-IngestQueuePayloadText.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -19,4 +20,5 @@ export const MIGRATIONS = [
   TwoFactor1764500000000,
   ResultsWritePath1764600000000,
   IngestQueuePayloadJson1764610000000,
+  IngestQueuePayloadText1764620000000,
 ];

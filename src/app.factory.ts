@@ -74,11 +74,10 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
   const cookies = cookieParser();
   const json = express.json({
     limit: config.http.bodyLimit,
-    // The billing webhook's signature covers the exact bytes received.
+    // Kept (a reference, not a copy) for the routes that need the exact bytes received: the billing webhook,
+    // whose signature covers them, and V2 results, which are queued as they came once validated.
     verify: (req: Request & { rawBody?: Buffer }, _res, buf) => {
-      if (req.url.startsWith('/api/billing/events')) {
-        req.rawBody = buf;
-      }
+      req.rawBody = buf;
     },
   });
   const readJson = (req: Request, res: Response, next: NextFunction) =>

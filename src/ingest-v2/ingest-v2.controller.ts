@@ -1,4 +1,4 @@
-import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, ParseUUIDPipe, Post, Req } from '@nestjs/common';
 import {
   ApiAcceptedResponse,
   ApiBearerAuth,
@@ -54,8 +54,9 @@ export class IngestV2Controller {
     @Param('projectId') projectId: string,
     @Param('runUuid', RunUuid) runUuid: string,
     @Body(new ResultsBatchPipe(5000, true)) dto: ResultsBatch<AddResultsV2Dto>,
+    @Req() req: { rawBody?: Buffer },
   ): Promise<AcceptedUuidsDto> {
-    return this.ingest.addResults(projectId, runUuid, dto);
+    return this.ingest.addResults(projectId, runUuid, dto, req.rawBody);
   }
 
   @Post(':runUuid/finish')

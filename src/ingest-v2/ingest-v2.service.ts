@@ -29,10 +29,19 @@ export class IngestV2Service {
     return { uuid };
   }
 
-  async addResults(projectId: string, runUuid: string, dto: AddResultsV2Dto): Promise<AcceptedUuidsDto> {
-    const results = dto.results.map((r) => ({ ...r, uuid: r.uuid.toLowerCase() }));
-    await this.queue.publish({ kind: 'results', projectId, runUuid: runUuid.toLowerCase(), results });
-    return { uuids: results.map((r) => r.uuid) };
+  /**
+   * `body`, when given, is the exact JSON text `dto` was parsed from (and the schema admits nothing else): it is
+   * queued as it came rather than serialised again, and the consumer lower-cases its UUIDs.
+   */
+  async addResults(projectId: string, runUuid: string, dto: AddResultsV2Dto, body?: Buffer): Promise<AcceptedUuidsDto> {
+    const uuids = dto.results.map((r) => r.uuid.toLowerCase());
+    const run = runUuid.toLowerCase();
+    await this.queue.publish(
+      body
+        ? { kind: 'results', projectId, runUuid: run, body: body.toString('utf8') }
+        : { kind: 'results', projectId, runUuid: run, results: dto.results.map((r, i) => ({ ...r, uuid: uuids[i] })) },
+    );
+    return { uuids };
   }
 
   async finish(projectId: string, runUuid: string, dto: FinishRunV2Dto): Promise<AcceptedUuidDto> {

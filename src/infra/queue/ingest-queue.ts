@@ -26,6 +26,62 @@ export interface IngestResult {
 }
 
 /**
+ * A results message that carries its batch as the exact JSON text the client sent: `{"results":[...]}`, already
+ * parsed and validated at the door (the schema admits no other property). It is queued as it came, spliced into
+ * the message unparsed, instead of being serialised again; a consumer reads it as the `results` message it
+ * stands for (see decodeMessage).
+ */
+export interface RawResultsMessage {
+  kind: 'results';
+  projectId: string;
+  runUuid: string;
+  /** The validated request body, `{"results":[...]}`, as JSON text. */
+  body: string;
+}
+
+/** What the door hands to `publish`. */
+export type OutgoingMessage = IngestMessage | RawResultsMessage;
+
+/** A message as queued: JSON text, the same for both queues. */
+export function encodeMessage(message: OutgoingMessage): string {
+  if ('body' in message) {
+    const { projectId, runUuid, body } = message;
+    return `{"kind":"results","projectId":${JSON.stringify(projectId)},"runUuid":${JSON.stringify(runUuid)},"batch":${body}}`;
+  }
+  return JSON.stringify(message);
+}
+
+/**
+ * A queued message back as the handler takes it; undefined when the text is not a JSON object with a kind (such
+ * a message can never succeed). A spliced batch's result UUIDs are lower-cased here, as the door answered them.
+ */
+export function decodeMessage(text: string): IngestMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object' || typeof (value as { kind?: unknown }).kind !== 'string') {
+    return undefined;
+  }
+  const { kind, projectId, runUuid, batch } = value as { kind: string; projectId: string; runUuid: string; batch?: { results?: unknown } };
+  if (kind !== 'results' || batch === undefined) {
+    return value as IngestMessage;
+  }
+  if (!batch || !Array.isArray(batch.results)) {
+    return undefined;
+  }
+  const results = batch.results as IngestResult[];
+  for (const result of results) {
+    if (typeof result?.uuid === 'string') {
+      result.uuid = result.uuid.toLowerCase();
+    }
+  }
+  return { kind, projectId, runUuid, results };
+}
+
+/**
  * Processes a batch of messages in one database transaction. Throwing fails the whole batch; the queue then
  * retries its messages one by one, so one bad message cannot hold the others back. Handlers are idempotent
  * (by UUID): a message delivered twice changes nothing the second time.
@@ -53,7 +109,7 @@ export abstract class IngestQueue {
   abstract readonly kind: 'rabbitmq' | 'postgres';
 
   /** Stores the message durably; rejects with AppError UNAVAILABLE (503) when the queue cannot take it. */
-  abstract publish(message: IngestMessage): Promise<void>;
+  abstract publish(message: OutgoingMessage): Promise<void>;
 
   /** Starts this replica's consumer; competing consumers in every replica share the work. */
   abstract consume(handler: BatchHandler, options: ConsumeOptions): Promise<void>;

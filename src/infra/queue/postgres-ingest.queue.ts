@@ -3,7 +3,15 @@ import type { DataSource } from 'typeorm';
 import { AppError } from '../../common/app-error.js';
 import { sqlStateOf } from '../../common/db-errors.js';
 import { Backoff, describeMessage, errorText, runBatch, unavailable } from './batch-runner.js';
-import { BatchHandler, ConsumeOptions, IngestMessage, IngestQueue } from './ingest-queue.js';
+import {
+  BatchHandler,
+  ConsumeOptions,
+  decodeMessage,
+  encodeMessage,
+  IngestMessage,
+  IngestQueue,
+  OutgoingMessage,
+} from './ingest-queue.js';
 
 export interface PostgresIngestQueueOptions {
   /** How long a claimed row stays invisible to other consumers: a crashed replica's rows come back after it. */
@@ -14,8 +22,14 @@ export interface PostgresIngestQueueOptions {
 
 interface Row {
   id: string;
-  payload: IngestMessage;
+  /** The message as JSON text (see encodeMessage): parsed here, not by the driver, as `text` is not json. */
+  payload: string;
   attempts: number;
+}
+
+interface Claimed {
+  id: string;
+  message: IngestMessage;
 }
 
 // One statement, so one short transaction: take the oldest visible rows no other consumer holds and lease
@@ -74,12 +88,12 @@ export class PostgresIngestQueue extends IngestQueue {
     this.idlePollMs = options.idlePollMs ?? 150;
   }
 
-  async publish(message: IngestMessage): Promise<void> {
+  async publish(message: OutgoingMessage): Promise<void> {
     try {
-      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1::json)', [JSON.stringify(message)]);
+      await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1)', [encodeMessage(message)]);
     } catch (error) {
       if (sqlStateOf(error)?.startsWith('22')) {
-        // Data exception (the text is not valid JSON, say): the message's fault, not the database's.
+        // Data exception (a character text cannot hold, say): the message's fault, not the database's.
         throw AppError.validation(`The message cannot be stored: ${errorText(error, 200)}`);
       }
       this.logger.warn(`Could not queue a ${describeMessage(message)}: ${errorText(error)}`);
@@ -158,24 +172,24 @@ export class PostgresIngestQueue extends IngestQueue {
     if (!rows.length) {
       return { taken: 0, transient: false };
     }
-    const outcome = await runBatch(rows, (row) => row.payload, handler);
+    const claimed: Claimed[] = [];
+    for (const row of rows) {
+      const message = decodeMessage(row.payload);
+      if (message) {
+        claimed.push({ id: row.id, message });
+      } else {
+        // It can never succeed: dead at once (one attempt), as RabbitMQ's consumer does with such a body.
+        await this.fail(row.id, new Error('the payload is not a JSON message'), 1);
+      }
+    }
+    const outcome = await runBatch(claimed, (item) => item.message, handler);
     if (outcome.done.length) {
       await this.db.query('DELETE FROM ingest_queue WHERE id = ANY($1::bigint[])', [
         outcome.done.map((r) => r.id),
       ]);
     }
     for (const { item, error } of outcome.failed) {
-      const [result] = await this.db.query<{ attempts: number; dead: boolean }[]>(FAIL, [
-        item.id,
-        errorText(error),
-        options.maxAttempts,
-      ]);
-      if (result?.dead) {
-        this.deadCount += 1;
-        this.logger.warn(
-          `Moved a ${describeMessage(item.payload)} to the dead rows of ingest_queue after ${result.attempts} attempt(s): ${errorText(error, 200)}`,
-        );
-      }
+      await this.fail(item.id, error, options.maxAttempts, item.message);
     }
     if (outcome.transient) {
       this.logger.warn(`Ingest paused after a transient failure: ${errorText(outcome.transient)}`);
@@ -187,6 +201,17 @@ export class PostgresIngestQueue extends IngestQueue {
         .catch(() => undefined);
     }
     return { taken: rows.length, transient: !!outcome.transient };
+  }
+
+  /** Counts a failed attempt of one row, which becomes dead at `maxAttempts`. */
+  private async fail(id: string, error: unknown, maxAttempts: number, message?: IngestMessage): Promise<void> {
+    const [result] = await this.db.query<{ attempts: number; dead: boolean }[]>(FAIL, [id, errorText(error), maxAttempts]);
+    if (result?.dead) {
+      this.deadCount += 1;
+      this.logger.warn(
+        `Moved a ${describeMessage(message)} to the dead rows of ingest_queue after ${result.attempts} attempt(s): ${errorText(error, 200)}`,
+      );
+    }
   }
 
   /** Sleeps, but wakes at once for close(), and for a local publish when `onPublish`. */

@@ -3,7 +3,15 @@ import { Logger } from '@nestjs/common';
 import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { AmqpLink } from './amqp-link.js';
 import { ATTEMPTS_HEADER, Backoff, describeMessage, errorText, runBatch } from './batch-runner.js';
-import { BatchHandler, ConsumeOptions, IngestMessage, IngestQueue } from './ingest-queue.js';
+import {
+  BatchHandler,
+  ConsumeOptions,
+  decodeMessage,
+  encodeMessage,
+  IngestMessage,
+  IngestQueue,
+  OutgoingMessage,
+} from './ingest-queue.js';
 
 export interface RabbitMqIngestQueueOptions {
   url: string;
@@ -83,8 +91,8 @@ export class RabbitMqIngestQueue extends IngestQueue {
     return this.link.start();
   }
 
-  publish(message: IngestMessage): Promise<void> {
-    return this.link.send(this.options.queue, Buffer.from(JSON.stringify(message)), {
+  publish(message: OutgoingMessage): Promise<void> {
+    return this.link.send(this.options.queue, Buffer.from(encodeMessage(message)), {
       contentType: 'application/json',
       headers: { [ATTEMPTS_HEADER]: 0 },
     });
@@ -181,7 +189,7 @@ export class RabbitMqIngestQueue extends IngestQueue {
     this.pending.push({
       channel,
       raw,
-      message: parse(raw.content),
+      message: decodeMessage(raw.content.toString('utf8')),
       attempts: Number.isFinite(attempts) ? attempts : 0,
       arrivedAt: Date.now(),
     });
@@ -282,17 +290,6 @@ function settle(d: Delivery, how: 'ack' | 'requeue'): void {
     }
   } catch {
     // IllegalOperationError: channel closed; the broker requeued the message when it noticed.
-  }
-}
-
-function parse(content: Buffer): IngestMessage | undefined {
-  try {
-    const value: unknown = JSON.parse(content.toString('utf8'));
-    return value && typeof value === 'object' && typeof (value as { kind?: unknown }).kind === 'string'
-      ? (value as IngestMessage)
-      : undefined;
-  } catch {
-    return undefined;
   }
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'amqplib';
 import { DataSource } from 'typeorm';
 import { AppError, ErrorCode } from '../../../src/common/app-error.js';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
@@ -29,6 +30,8 @@ interface Harness {
   make(): Promise<IngestQueue>;
   /** Messages still waiting (not dead) and messages in the dead-letter store. */
   depth(): Promise<{ live: number; dead: number }>;
+  /** Puts text on the queue behind the adapter's back, as a foreign producer (or a hand) might. */
+  publishRaw(text: string): Promise<void>;
 }
 
 function rabbitHarness(): Harness {
@@ -57,6 +60,16 @@ function rabbitHarness(): Harness {
       const [live, dead] = await queueDepths([queue, `${queue}.dead`]);
       return { live, dead };
     },
+    async publishRaw(text) {
+      const model = await connect(TEST_AMQP_URL);
+      try {
+        const channel = await model.createConfirmChannel();
+        channel.sendToQueue(queue, Buffer.from(text), { persistent: true });
+        await channel.waitForConfirms();
+      } finally {
+        await model.close();
+      }
+    },
   };
 }
 
@@ -81,6 +94,9 @@ function postgresHarness(): Harness {
         `SELECT count(*) FILTER (WHERE dead_at IS NULL)::int AS live, count(*) FILTER (WHERE dead_at IS NOT NULL)::int AS dead FROM ingest_queue`,
       );
       return row;
+    },
+    async publishRaw(text) {
+      await ds.query('INSERT INTO ingest_queue (payload) VALUES ($1)', [text]);
     },
   };
 }
@@ -215,6 +231,55 @@ describe.each([
       expect(seen.committed.size).toBe(1);
       await sut.close();
       expect(await harness.depth()).toEqual({ live: 0, dead: 1 });
+    },
+    LIMIT,
+  );
+
+  it(
+    'sends a message that is not a JSON message straight to the dead-letter queue, past the handler',
+    async () => {
+      const sut = await replica();
+      const seen = recorder();
+      await sut.consume(seen.handler, { batchSize: 10, maxAttempts: 3 });
+      await harness.publishRaw('{"kind":"results","projectId":"1","runUuid":"x","batch":');
+      await harness.publishRaw('[1, 2, 3]');
+      await sut.publish(runMessage());
+      await waitFor('the dead letters', () => sut.deadLettered() === 2);
+      await waitFor('the good message', () => seen.committed.size === 1);
+      expect(seen.calls.flat()).toHaveLength(1);
+      await sut.close();
+      expect(await harness.depth()).toEqual({ live: 0, dead: 2 });
+    },
+    LIMIT,
+  );
+
+  it(
+    'hands a results batch queued as the JSON its client sent to the handler as a results message',
+    async () => {
+      const sut = await replica();
+      const seen: IngestMessage[] = [];
+      await sut.consume(
+        (batch) => {
+          seen.push(...batch);
+          return Promise.resolve();
+        },
+        { batchSize: 10, maxAttempts: 3 },
+      );
+      const runUuid = randomUUID();
+      const uuid = randomUUID().toUpperCase();
+      await sut.publish({
+        kind: 'results',
+        projectId: '7',
+        runUuid,
+        body: `{ "results" : [ {"uuid":"${uuid}","name":"a\\tb","status":"PASSED","durationMs":5} ] }\n`,
+      });
+      await waitFor('the results message', () => seen.length === 1);
+      expect(seen[0]).toEqual({
+        kind: 'results',
+        projectId: '7',
+        runUuid,
+        results: [{ uuid: uuid.toLowerCase(), name: 'a\tb', status: 'PASSED', durationMs: 5 }],
+      });
     },
     LIMIT,
   );
