@@ -8,6 +8,7 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { AppModule } from './app.module.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import type { RawBodyRequest } from './common/raw-body.js';
 import { createValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
 import { Metrics } from './health/metrics.js';
@@ -76,8 +77,9 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
     limit: config.http.bodyLimit,
     // Kept (a reference, not a copy) for the routes that need the exact bytes received: the billing webhook,
     // whose signature covers them, and V2 results, which are queued as they came once validated.
-    verify: (req: Request & { rawBody?: Buffer }, _res, buf) => {
+    verify: (req: Request & RawBodyRequest, _res, buf, charset) => {
       req.rawBody = buf;
+      req.rawBodyCharset = charset;
     },
   });
   const readJson = (req: Request, res: Response, next: NextFunction) =>

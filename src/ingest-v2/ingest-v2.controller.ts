@@ -12,6 +12,7 @@ import {
 import { RequireProjectRole } from '../access/project-role.guard.js';
 import { AppError } from '../common/app-error.js';
 import { ErrorBody } from '../common/error-body.js';
+import { type RawBodyRequest, utf8BodyText } from '../common/raw-body.js';
 import {
   AcceptedUuidDto,
   AcceptedUuidsDto,
@@ -54,9 +55,9 @@ export class IngestV2Controller {
     @Param('projectId') projectId: string,
     @Param('runUuid', RunUuid) runUuid: string,
     @Body(new ResultsBatchPipe(5000, true)) dto: ResultsBatch<AddResultsV2Dto>,
-    @Req() req: { rawBody?: Buffer },
+    @Req() req: RawBodyRequest,
   ): Promise<AcceptedUuidsDto> {
-    return this.ingest.addResults(projectId, runUuid, dto, req.rawBody);
+    return this.ingest.addResults(projectId, runUuid, dto, utf8BodyText(req));
   }
 
   @Post(':runUuid/finish')

@@ -33,12 +33,12 @@ export class IngestV2Service {
    * `body`, when given, is the exact JSON text `dto` was parsed from (and the schema admits nothing else): it is
    * queued as it came rather than serialised again, and the consumer lower-cases its UUIDs.
    */
-  async addResults(projectId: string, runUuid: string, dto: AddResultsV2Dto, body?: Buffer): Promise<AcceptedUuidsDto> {
+  async addResults(projectId: string, runUuid: string, dto: AddResultsV2Dto, body?: string): Promise<AcceptedUuidsDto> {
     const uuids = dto.results.map((r) => r.uuid.toLowerCase());
     const run = runUuid.toLowerCase();
     await this.queue.publish(
       body
-        ? { kind: 'results', projectId, runUuid: run, body: body.toString('utf8') }
+        ? { kind: 'results', projectId, runUuid: run, body }
         : { kind: 'results', projectId, runUuid: run, results: dto.results.map((r, i) => ({ ...r, uuid: uuids[i] })) },
     );
     return { uuids };

@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
+import { gzipSync } from 'node:zlib';
 import request from 'supertest';
 import { ResultEntity, RunEntity } from '../../src/results/entities.js';
 import { insertUser } from '../factories/user.factory.js';
@@ -83,6 +84,29 @@ describe.each([
     }, 15_000);
     const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id }, order: { id: 'ASC' } });
     expect(stored.map((r) => [r.uuid, r.name])).toEqual(results.map((r) => [r.uuid.toLowerCase(), r.name]));
+  });
+
+  it.each([
+    ['UTF-8 with a byte-order mark', 'application/json', (json: string) => Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(json)]), {}],
+    ['UTF-16', 'application/json; charset=utf-16le', (json: string) => Buffer.from(json, 'utf16le'), {}],
+    ['gzip-encoded', 'application/json', (json: string) => gzipSync(json), { 'Content-Encoding': 'gzip' }],
+  ] as const)('stores a batch sent as %s, as the parser read it', async (_what, type, encode, headers) => {
+    const uuid = randomUUID();
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'encoded' }).expect(202);
+    const results = [{ uuid: randomUUID(), name: 'déjà vu ✓', status: 'FAILED', message: 'expected "a"' }];
+    // fetch, not supertest: superagent would serialise a Buffer as JSON rather than send its bytes.
+    const res = await fetch(`${a.url}/api/v2/projects/${projectId}/runs/${uuid}/results`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': type, ...headers },
+      body: encode(JSON.stringify({ results })),
+    });
+    expect([res.status, await res.json()]).toEqual([202, { uuids: [results[0].uuid] }]);
+    const run = await eventually(async () => {
+      const r = await runOf(uuid);
+      return r && r.countTotal === 1 ? r : undefined;
+    }, 15_000);
+    const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id } });
+    expect(stored.map((r) => [r.uuid, r.name, r.message])).toEqual([[results[0].uuid, results[0].name, results[0].message]]);
   });
 
   it('answers 404 for a run not processed (or never sent)', async () => {
