@@ -14,24 +14,23 @@ export class IngestQueuePayloadText1764620000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE ingest_queue ALTER COLUMN payload TYPE text USING payload::text`);
     await q.query(`ALTER TABLE ingest_queue ALTER COLUMN payload SET STORAGE EXTENDED`);
-    await q.query(`
-      DO $$
-      BEGIN
-        EXECUTE 'ALTER TABLE ingest_queue ALTER COLUMN payload SET COMPRESSION lz4';
-      EXCEPTION WHEN feature_not_supported OR syntax_error THEN
-        RAISE NOTICE 'lz4 is not available: ingest_queue.payload keeps the default compression';
-      END $$`);
+    await q.query(setPayloadCompression('lz4'));
   }
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE ingest_queue ALTER COLUMN payload TYPE json USING payload::json`);
     await q.query(`ALTER TABLE ingest_queue ALTER COLUMN payload SET STORAGE EXTERNAL`);
-    await q.query(`
-      DO $$
-      BEGIN
-        EXECUTE 'ALTER TABLE ingest_queue ALTER COLUMN payload SET COMPRESSION default';
-      EXCEPTION WHEN feature_not_supported OR syntax_error THEN
-        NULL;
-      END $$`);
+    await q.query(setPayloadCompression('default'));
   }
+}
+
+/** Where the server lacks the method (or, before 14, the clause), the column keeps the compression it has. */
+function setPayloadCompression(method: 'lz4' | 'default'): string {
+  return `
+    DO $$
+    BEGIN
+      EXECUTE 'ALTER TABLE ingest_queue ALTER COLUMN payload SET COMPRESSION ${method}';
+    EXCEPTION WHEN feature_not_supported OR syntax_error THEN
+      RAISE NOTICE 'ingest_queue.payload keeps its compression: % is not available', '${method}';
+    END $$`;
 }
