@@ -2,7 +2,9 @@
 // PostgreSQL can take in the cheapest way there is (COPY FROM STDIN of the same rows into a table shaped like
 // `results`). Measured in one run:
 //   1. COPY rate — rows/s of COPY (text format) into bench_copy (LIKE results, no indexes, no foreign keys);
-//      for information also into a copy that has the indexes of `results` (what the service must maintain);
+//      for information also into a copy that has the indexes of `results` (what the service must maintain), and
+//      the ceiling of any ingest path on this machine: PostgreSQL alone storing the same rows as the service
+//      does (transactions of 1000 into that indexed copy) from one connection per core, with UUIDs and without;
 //   2. V1 — POST /api/runs/{id}/results, 1000 results a request, several concurrent clients on one run:
 //      results/s = results / wall time (all answered 201, so all committed), and its ratio to COPY;
 //   3. V2 — POST /api/v2/projects/{id}/runs/{uuid}/results (202 once queued): results/s from the first request
@@ -11,6 +13,8 @@
 //      queue (the shared service) and once with RabbitMQ (a second service, when a broker answers).
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
@@ -76,6 +80,15 @@ export async function run(ctx) {
       unit: 'rows/s',
       digits: 0,
     },
+    ...[
+      ['ceilingV1', 'no UUIDs (V1’s rows)'],
+      ['ceilingV2', 'with UUIDs (V2’s rows)'],
+    ].map(([key, what]) => ({
+      metric: `ceiling: PostgreSQL alone, ${copy.streams} connections, ${what}, / COPY (info)`,
+      value: copy[key].rowsPerSec / copyRate,
+      unit: '',
+      digits: 3,
+    })),
   );
 
   // ---- 2. V1
@@ -289,12 +302,12 @@ function copyField(value) {
   );
 }
 
-function copyText(results) {
+function copyText(results, firstTestId = 1) {
   const lines = results.map((r, i) =>
     [
       1, // run_id
       1, // project_id
-      i + 1, // test_id
+      firstTestId + i, // test_id
       r.uuid,
       r.name,
       r.suite,
@@ -339,41 +352,106 @@ async function measureCopy(ctx, service, rows) {
     const chunks = copyText(makeResults(rows, 'copy', { uuids: true }));
     const bytes = chunks.reduce((n, c) => n + c.length, 0);
 
-    const once = async (table) => {
+    // One measurement: `work()` stores `rows` rows into `table` (emptied first).
+    const once = async (table, work) => {
       await client.query(`TRUNCATE ${table}`);
       await client.query('CHECKPOINT').catch(() => {}); // needs superuser or pg_checkpoint; fine without
       const wal = await startWalMeter(client);
       const bench0 = process.cpuUsage();
       const meter = startCpuMeter({ named: BACKENDS });
       const started = performance.now();
-      const stream = client.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
-      await pipeline(Readable.from(chunks), stream);
+      const stored = await work();
       const wallSec = (performance.now() - started) / 1000;
       const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
       const walUsed = await wal.stop();
-      if (stream.rowCount !== rows) {
-        throw new Error(`COPY into ${table} stored ${stream.rowCount} rows, expected ${rows}`);
+      if (stored !== rows) {
+        throw new Error(`COPY into ${table} stored ${stored} rows, expected ${rows}`);
       }
       return { wallSec, rate: rows / wallSec, cpu: cores, wal: walUsed };
+    };
+    const copyAll = (table) => async () => {
+      const stream = client.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
+      await pipeline(Readable.from(chunks), stream);
+      return stream.rowCount;
+    };
+    // The ceiling of any ingest path here: PostgreSQL alone, on every core, storing the rows as the service
+    // does (transactions of BATCH rows into a table with the indexes of results), with no HTTP, JSON or
+    // queue in front of it. With UUIDs (V2's rows, which the unique index takes) and without (V1's).
+    const streams = Math.max(2, availableParallelism());
+    const writers = [];
+    for (let i = 0; i < streams; i++) {
+      const writer = new pg.Client({ connectionString: service.db.url });
+      await writer.connect();
+      writers.push(writer);
+    }
+    const batchesOf = (results) => chunk(results, BATCH).map((batch, i) => copyText(batch, 1 + i * BATCH));
+    const withUuids = batchesOf(makeResults(rows, 'copy', { uuids: true }));
+    const withoutUuids = batchesOf(makeResults(rows, 'copy'));
+    const copyInBatches = (table, batches) => async () => {
+      let next = 0;
+      let stored = 0;
+      await Promise.all(
+        writers.map(async (writer) => {
+          while (next < batches.length) {
+            const batch = batches[next++];
+            await writer.query('BEGIN');
+            const stream = writer.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
+            await pipeline(Readable.from(batch), stream);
+            await writer.query('COMMIT');
+            stored += stream.rowCount;
+          }
+        }),
+      );
+      return stored;
     };
 
     const result = {};
     const phases = [];
-    for (const [key, table, label] of [
-      ['plain', 'bench_copy', 'COPY → bench_copy (no indexes)'],
-      ['indexed', 'bench_copy_indexed', 'COPY → copy with results’ indexes (info)'],
-    ]) {
-      const runs = [];
-      for (let i = 0; i < COPY_ROUNDS; i++) {
-        runs.push(await once(table));
+    try {
+      for (const [key, table, work, label] of [
+        ['plain', 'bench_copy', copyAll('bench_copy'), 'COPY → bench_copy (no indexes)'],
+        [
+          'indexed',
+          'bench_copy_indexed',
+          copyAll('bench_copy_indexed'),
+          'COPY → copy with results’ indexes (info)',
+        ],
+        [
+          'ceilingV2',
+          'bench_copy_indexed',
+          copyInBatches('bench_copy_indexed', withUuids),
+          `  same, ${BATCH} a transaction, ${streams} connections, with UUIDs`,
+        ],
+        [
+          'ceilingV1',
+          'bench_copy_indexed',
+          copyInBatches('bench_copy_indexed', withoutUuids),
+          `  same, ${BATCH} a transaction, ${streams} connections, no UUIDs`,
+        ],
+      ]) {
+        const runs = [];
+        for (let i = 0; i < COPY_ROUNDS; i++) {
+          runs.push(await once(table, work));
+        }
+        const med = median(runs.map((r) => r.rate));
+        const mid = runs.find((r) => r.rate === med) ?? runs[0];
+        ctx.log(
+          `${label.trim()}: ${runs.map((r) => thousands(r.rate)).join(', ')} rows/s (median ${thousands(med)})`,
+        );
+        result[key] = { rowsPerSec: med, runs };
+        phases.push({
+          label,
+          rows,
+          wallSec: mid.wallSec,
+          rate: med,
+          cpu: { server: null, ...mid.cpu },
+          wal: mid.wal,
+        });
       }
-      const med = median(runs.map((r) => r.rate));
-      const mid = runs.find((r) => r.rate === med) ?? runs[0];
-      ctx.log(`${label}: ${runs.map((r) => thousands(r.rate)).join(', ')} rows/s (median ${thousands(med)})`);
-      result[key] = { rowsPerSec: med, runs };
-      phases.push({ label, rows, wallSec: mid.wallSec, rate: med, cpu: { server: null, ...mid.cpu }, wal: mid.wal });
+    } finally {
+      await Promise.all(writers.map((writer) => writer.end().catch(() => {})));
     }
-    return { rows, bytes, format: 'text', rounds: COPY_ROUNDS, ...result, phases };
+    return { rows, bytes, format: 'text', rounds: COPY_ROUNDS, streams, ...result, phases };
   } finally {
     await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed').catch(() => {});
     await client.end();
@@ -451,10 +529,16 @@ async function createProject(service, token, label) {
  * Sends the pre-serialised `bodies` to `path(i)` from `clients` concurrent loops, each taking the next batch
  * until none is left or SEND_CAP_MS has passed. onAnswer(i, time) is called as each expected answer arrives.
  * Resolves to { sent (batches), latencies (ms) }.
+ *
+ * Through node:http on kept-alive connections with the bodies encoded once beforehand, not fetch(): the load
+ * generator shares the machine's two cores with the service and PostgreSQL, and fetch spent ~1 ms of CPU per
+ * 150 KB request against ~0.3 ms (a quarter of a core at V1's rate, taken from what is measured).
  */
 async function drive({ service, token, bodies, path, expect, clients, onAnswer }) {
   const deadline = performance.now() + SEND_CAP_MS;
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const { hostname, port } = new URL(service.url);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const encoded = bodies.map((body) => Buffer.from(body));
   const latencies = [];
   let next = 0;
   let failed;
@@ -463,30 +547,56 @@ async function drive({ service, token, bodies, path, expect, clients, onAnswer }
       const i = next++;
       const started = performance.now();
       let res;
-      let text;
       try {
-        res = await fetch(`${service.url}${path(i)}`, { method: 'POST', headers, body: bodies[i] });
-        text = await res.text();
+        res = await post(agent, {
+          hostname,
+          port,
+          path: path(i),
+          headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+          body: encoded[i],
+        });
       } catch (error) {
-        failed ??= new Error(`POST ${path(i)}: ${error.cause?.code ?? error.message}`);
+        failed ??= new Error(`POST ${path(i)}: ${error.code ?? error.message}`);
         return;
       }
       const answered = performance.now();
       if (res.status !== expect) {
         failed ??= new Error(
-          `POST ${path(i)} answered ${res.status} (expected ${expect}): ${text.slice(0, 300)}`,
+          `POST ${path(i)} answered ${res.status} (expected ${expect}): ${res.text.slice(0, 300)}`,
         );
         return;
       }
       latencies.push(answered - started);
-      onAnswer?.(i, answered, text);
+      onAnswer?.(i, answered, res.text);
     }
   };
-  await Promise.all(Array.from({ length: clients }, loop));
+  try {
+    await Promise.all(Array.from({ length: clients }, loop));
+  } finally {
+    agent.destroy();
+  }
   if (failed) {
     throw failed;
   }
   return { sent: latencies.length, latencies };
+}
+
+/** One POST of a Buffer; resolves to { status, text } once the whole answer is read. */
+function post(agent, { hostname, port, path, headers, body }) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      { agent, hostname, port, path, method: 'POST', headers: { ...headers, 'content-length': body.length } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (part) => (text += part));
+        res.on('end', () => resolve({ status: res.statusCode, text }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
