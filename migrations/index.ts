@@ -8,6 +8,7 @@ import { TwoFactor1764500000000 } from './1764500000000-TwoFactor.js';
 import { ResultsWritePath1764600000000 } from './1764600000000-ResultsWritePath.js';
 import { IngestQueuePayloadJson1764610000000 } from './1764610000000-IngestQueuePayloadJson.js';
 import { IngestQueuePayloadText1764620000000 } from './1764620000000-IngestQueuePayloadText.js';
+import { ResultIdBlocks1764630000000 } from './1764630000000-ResultIdBlocks.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -21,4 +22,5 @@ export const MIGRATIONS = [
   ResultsWritePath1764600000000,
   IngestQueuePayloadJson1764610000000,
   IngestQueuePayloadText1764620000000,
+  ResultIdBlocks1764630000000,
 ];

@@ -47,13 +47,47 @@ function firstOfEachUuid(items: ResultInput[]): number[] {
   return out;
 }
 
-/** `n` values of an identity sequence, rising. (A constant regclass: nextval() finds the sequence once, not once a row.) */
+/**
+ * `n` ids from an identity sequence, rising: one nextval() per block of the sequence's increment, the block's ids
+ * numbered here (results take blocks of 1000, see migration ResultIdBlocks; test cases, at increment 1, one
+ * nextval() an id). The increment is read in the same statement, so ids stay right whatever it is set to.
+ * (A constant regclass: nextval() finds the sequence once, not once a row.)
+ */
 async function nextIds(tx: EntityManager, sequence: 'results_id_seq' | 'test_cases_id_seq', n: number): Promise<string[]> {
-  const [{ ids }]: { ids: string[] }[] = await tx.query(
-    `SELECT array_agg(nextval('${sequence}'::regclass)) AS ids FROM generate_series(1, $1)`,
+  const [{ step, starts }]: { step: string; starts: string[] }[] = await tx.query(
+    `SELECT s.seqincrement AS step,
+            ARRAY(SELECT nextval('${sequence}'::regclass) FROM generate_series(1, ceil($1::numeric / s.seqincrement)::int)) AS starts
+       FROM pg_sequence s WHERE s.seqrelid = '${sequence}'::regclass`,
     [n],
   );
-  return ids.map(String);
+  return numberBlocks(starts, Number(step), n);
+}
+
+/** The first `n` ids of the blocks that begin at `starts` (in the order given), `step` ids each. */
+export function numberBlocks(starts: string[], step: number, n: number): string[] {
+  if (!Number.isSafeInteger(step) || step < 1) {
+    throw new Error(`An id sequence must rise: its increment is ${step}`);
+  }
+  const ids = new Array<string>(n);
+  let k = 0;
+  for (const start of starts) {
+    const size = Math.min(step, n - k);
+    const first = Number(start);
+    if (Number.isSafeInteger(first + size)) {
+      for (let j = 0; j < size; j++) {
+        ids[k++] = String(first + j);
+      }
+    } else {
+      const big = BigInt(start);
+      for (let j = 0; j < size; j++) {
+        ids[k++] = String(big + BigInt(j));
+      }
+    }
+  }
+  if (k !== n) {
+    throw new Error(`Expected ${n} ids, the sequence gave ${k}`);
+  }
+  return ids;
 }
 
 const COLUMNS =

@@ -34,6 +34,33 @@ describe(ResultsWriter.name, () => {
     expect(outcome.counts).toEqual({ total: 300, passed: 200, failed: 0, broken: 0, skipped: 100 });
   });
 
+  it('takes result ids in blocks of 1000: one nextval() a block, unique and rising in input order', async () => {
+    const [{ increment }] = await db.query(`SELECT seqincrement AS increment FROM pg_sequence WHERE seqrelid = 'results_id_seq'::regclass`);
+    expect(Number(increment)).toBe(1000);
+    const [a, b] = [await newRun(), await newRun()];
+    const items = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ name: `${tag}${i}`, suite: 'blocks', status: 'PASSED' as const }));
+    // Two writers at once, needing two blocks (1500 rows) and three (2500): no id shared.
+    const [one, two] = await Promise.all([
+      db.transaction((tx) => sut.write(tx, a, items('a', 1500))),
+      db.transaction((tx) => sut.write(tx, b, items('b', 2500))),
+    ]);
+    for (const [outcome, blocks] of [
+      [one, 2],
+      [two, 3],
+    ] as const) {
+      const ids = outcome.ids.map((id) => BigInt(id!));
+      expect(ids.every((id, i) => i === 0 || id > ids[i - 1])).toBe(true);
+      // Consecutive within a block: a gap only where the next block begins.
+      expect(ids.filter((id, i) => i > 0 && id !== ids[i - 1] + 1n).length).toBeLessThanOrEqual(blocks - 1);
+    }
+    const all = [...one.ids, ...two.ids];
+    expect(new Set(all).size).toBe(4000);
+    const stored: { id: string; name: string }[] = await db.query('SELECT id, name FROM results WHERE run_id = ANY($1::bigint[])', [[a.id, b.id]]);
+    const nameOf = new Map(stored.map((r) => [String(r.id), r.name]));
+    expect(one.ids.map((id) => nameOf.get(id!))).toEqual(items('a', 1500).map((i) => i.name));
+    expect(two.ids.map((id) => nameOf.get(id!))).toEqual(items('b', 2500).map((i) => i.name));
+  });
+
   it('skips UUIDs already stored, and repeats within one batch, without counting them', async () => {
     const run = await newRun();
     const u1 = randomUUID();
