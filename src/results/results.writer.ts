@@ -49,8 +49,10 @@ function firstOfEachUuid(items: ResultInput[]): number[] {
 
 /**
  * `n` ids from an identity sequence, rising: one nextval() per block of the sequence's increment, the block's ids
- * numbered here (results take blocks of 1000, see migration ResultIdBlocks; test cases, at increment 1, one
- * nextval() an id). The increment is read in the same statement, so ids stay right whatever it is set to.
+ * numbered here (results take blocks of 100, see migration ResultIdBlocks; test cases, at increment 1, one
+ * nextval() an id). The increment is read by the same statement, from its snapshot: a migration that raises it
+ * while writers run only wastes ids; lowering it (ResultIdBlocks' down) wants the writers stopped, or batches
+ * written meanwhile may fail on the primary key (and be retried), never store a duplicate id.
  * (A constant regclass: nextval() finds the sequence once, not once a row.)
  */
 async function nextIds(tx: EntityManager, sequence: 'results_id_seq' | 'test_cases_id_seq', n: number): Promise<string[]> {

@@ -34,19 +34,19 @@ describe(ResultsWriter.name, () => {
     expect(outcome.counts).toEqual({ total: 300, passed: 200, failed: 0, broken: 0, skipped: 100 });
   });
 
-  it('takes result ids in blocks of 1000: one nextval() a block, unique and rising in input order', async () => {
+  it('takes result ids in blocks of 100: one nextval() a block, unique and rising in input order', async () => {
     const [{ increment }] = await db.query(`SELECT seqincrement AS increment FROM pg_sequence WHERE seqrelid = 'results_id_seq'::regclass`);
-    expect(Number(increment)).toBe(1000);
+    expect(Number(increment)).toBe(100);
     const [a, b] = [await newRun(), await newRun()];
     const items = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ name: `${tag}${i}`, suite: 'blocks', status: 'PASSED' as const }));
-    // Two writers at once, needing two blocks (1500 rows) and three (2500): no id shared.
+    // Two writers at once, needing 15 blocks (1500 rows) and 25 (2500): no id shared.
     const [one, two] = await Promise.all([
       db.transaction((tx) => sut.write(tx, a, items('a', 1500))),
       db.transaction((tx) => sut.write(tx, b, items('b', 2500))),
     ]);
     for (const [outcome, blocks] of [
-      [one, 2],
-      [two, 3],
+      [one, 15],
+      [two, 25],
     ] as const) {
       const ids = outcome.ids.map((id) => BigInt(id!));
       expect(ids.every((id, i) => i === 0 || id > ids[i - 1])).toBe(true);
