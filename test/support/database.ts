@@ -18,10 +18,13 @@ async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** A template database migrated once per set of migrations; test databases are cheap clones of it. */
+/**
+ * A template database migrated once per set of migrations (their code, not only their names: a migration edited
+ * before release gets a fresh template); test databases are cheap clones of it.
+ */
 async function ensureTemplate(): Promise<string> {
   const version = createHash('sha1')
-    .update(MIGRATIONS.map((m) => m.name).join(','))
+    .update(MIGRATIONS.map((m) => m.toString()).join('\n'))
     .digest('hex')
     .slice(0, 12);
   const template = `tms_tpl_${version}`;
