@@ -305,9 +305,11 @@ function copyField(value) {
   );
 }
 
-function copyText(results, firstTestId = 1) {
+/** `firstId`: ids given in the rows (as the service gives them) from this one; by default the table's own. */
+function copyText(results, firstTestId = 1, firstId) {
   const lines = results.map((r, i) =>
     [
+      ...(firstId === undefined ? [] : [firstId + i]),
       1, // run_id
       1, // project_id
       firstTestId + i, // test_id
@@ -382,7 +384,8 @@ async function measureCopy(ctx, service, rows) {
     // queue in front of it. With UUIDs (V2's rows, which the unique index takes) and without (V1's).
     const streams = Math.max(2, availableParallelism());
     const writers = [];
-    const batchesOf = (results) => chunk(results, BATCH).map((batch, i) => copyText(batch, 1 + i * BATCH));
+    const batchesOf = (results) =>
+      chunk(results, BATCH).map((batch, i) => copyText(batch, 1 + i * BATCH, 1 + i * BATCH));
     const withUuids = batchesOf(makeResults(rows, 'copy', { uuids: true }));
     const withoutUuids = batchesOf(makeResults(rows, 'copy'));
     const copyInBatches = (table, batches) => async () => {
@@ -393,7 +396,7 @@ async function measureCopy(ctx, service, rows) {
           while (next < batches.length) {
             const batch = batches[next++];
             await writer.query('BEGIN');
-            const stream = writer.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
+            const stream = writer.query(copyFrom(`COPY ${table} (id, ${COLUMNS}) FROM STDIN`));
             await pipeline(Readable.from(batch), stream);
             await writer.query('COMMIT');
             stored += stream.rowCount;
@@ -529,11 +532,11 @@ async function createProject(service, token, label) {
 }
 
 /**
- * Sends the pre-serialised `bodies` to `path(i)` from `clients` concurrent loops, each taking the next batch
+ * Sends the pre-encoded `bodies` (Buffers) to `path(i)` from `clients` concurrent loops, each taking the next batch
  * until none is left or SEND_CAP_MS has passed. onAnswer(i, time) is called as each expected answer arrives.
  * Resolves to { sent (batches), latencies (ms) }.
  *
- * Through node:http on kept-alive connections with the bodies encoded once beforehand, not fetch(): the load
+ * Through node:http on kept-alive connections with the bodies encoded beforehand, not fetch(): the load
  * generator shares the machine's two cores with the service and PostgreSQL, and fetch spent ~1 ms of CPU per
  * 150 KB request against ~0.3 ms (a quarter of a core at V1's rate, taken from what is measured).
  */
@@ -541,7 +544,6 @@ async function drive({ service, token, bodies, path, expect, clients, onAnswer }
   const deadline = performance.now() + SEND_CAP_MS;
   const { hostname, port } = new URL(service.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
-  const encoded = bodies.map((body) => Buffer.from(body));
   const latencies = [];
   let next = 0;
   let failed;
@@ -556,7 +558,7 @@ async function drive({ service, token, bodies, path, expect, clients, onAnswer }
           port,
           path: path(i),
           headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-          body: encoded[i],
+          body: bodies[i],
         });
       } catch (error) {
         failed ??= new Error(`POST ${path(i)}: ${error.code ?? error.message}`);
@@ -620,10 +622,15 @@ async function measureV1(ctx, service, token, batches, clients) {
     await api(service, token, 'POST', `/api/runs/${warm.id}/results`, { results: items }, 201);
   }
 
-  const bodies = chunk(makeResults(batches * BATCH, 'v1'), BATCH).map((items) =>
-    JSON.stringify({ results: items }),
-  );
-  if (ctx.options.ingestTests === 'rerun') {
+  // Encoded beforehand: building the requests is not what is measured. With --ingest-tests=new, every round
+  // gets tests of its own; otherwise every round reruns the tests of the previous run.
+  const newTests = ctx.options.ingestTests === 'new';
+  const bodiesOf = (prefix) =>
+    chunk(makeResults(batches * BATCH, prefix), BATCH).map((items) =>
+      Buffer.from(JSON.stringify({ results: items })),
+    );
+  let bodies = bodiesOf('v1');
+  if (!newTests) {
     const previous = await api(
       service,
       token,
@@ -645,6 +652,9 @@ async function measureV1(ctx, service, token, batches, clients) {
 
   const rounds = [];
   for (let round = 1; round <= ROUNDS; round++) {
+    if (newTests && round > 1) {
+      bodies = bodiesOf(`v1r${round}`);
+    }
     const run = await api(
       service,
       token,
@@ -655,22 +665,30 @@ async function measureV1(ctx, service, token, batches, clients) {
     );
     const walClient = new pg.Client({ connectionString: service.db.url });
     await walClient.connect();
-    const wal = await startWalMeter(walClient);
-    const bench0 = process.cpuUsage();
-    const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
-    const started = performance.now();
-    const { sent, latencies } = await drive({
-      service,
-      token,
-      bodies,
-      path: () => `/api/runs/${run.id}/results`,
-      expect: 201,
-      clients,
-    });
-    const wallSec = (performance.now() - started) / 1000;
-    const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
-    const walUsed = await wal.stop();
-    await walClient.end();
+    let sent;
+    let latencies;
+    let wallSec;
+    let cores;
+    let walUsed;
+    try {
+      const wal = await startWalMeter(walClient);
+      const bench0 = process.cpuUsage();
+      const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
+      const started = performance.now();
+      ({ sent, latencies } = await drive({
+        service,
+        token,
+        bodies,
+        path: () => `/api/runs/${run.id}/results`,
+        expect: 201,
+        clients,
+      }));
+      wallSec = (performance.now() - started) / 1000;
+      ({ cores } = meter.stop({ bench: cpuSeconds(bench0) }));
+      walUsed = await wal.stop();
+    } finally {
+      await walClient.end();
+    }
 
     const results = sent * BATCH;
     const stored = await api(service, token, 'GET', `/api/runs/${run.id}`, undefined, 200);
@@ -739,7 +757,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
       await drive({
         service,
         token,
-        bodies: previous.map((items) => JSON.stringify({ results: items })),
+        bodies: previous.map((items) => Buffer.from(JSON.stringify({ results: items }))),
         path: () => `${base}/${previousUuid}/results`,
         expect: 202,
         clients,
@@ -757,8 +775,10 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
     // One burst: all batches as fast as the clients go, into a run of its own, until the last row is committed.
     const burst = async (round) => {
       const runUuid = randomUUID();
-      const batchItems = chunk(makeResults(batches * BATCH, `v2${variant.key}`, { uuids: true }), BATCH);
-      const bodies = batchItems.map((items) => JSON.stringify({ results: items }));
+      // New UUIDs every round; the same tests (a rerun) unless --ingest-tests=new.
+      const prefix = ctx.options.ingestTests === 'new' ? `v2${variant.key}r${round}` : `v2${variant.key}`;
+      const batchItems = chunk(makeResults(batches * BATCH, prefix, { uuids: true }), BATCH);
+      const bodies = batchItems.map((items) => Buffer.from(JSON.stringify({ results: items })));
       const samples = batchItems.map((items) => {
         const picks = new Set([0, items.length - 1, Math.floor(items.length / 2)]);
         return [...picks].slice(0, SAMPLES_PER_BATCH).map((i) => items[i].uuid);
