@@ -361,18 +361,15 @@ async function measureCopy(ctx, service, rows) {
     const once = async (table, work) => {
       await client.query(`TRUNCATE ${table}`);
       await client.query('CHECKPOINT').catch(() => {}); // needs superuser or pg_checkpoint; fine without
-      const wal = await startWalMeter(client);
-      const bench0 = process.cpuUsage();
-      const meter = startCpuMeter({ named: BACKENDS });
+      const phase = await startPhase(client);
       const started = performance.now();
       const stored = await work();
       const wallSec = (performance.now() - started) / 1000;
-      const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
-      const walUsed = await wal.stop();
+      const { cores, wal } = await phase.stop();
       if (stored !== rows) {
         throw new Error(`COPY into ${table} stored ${stored} rows, expected ${rows}`);
       }
-      return { wallSec, rate: rows / wallSec, cpu: cores, wal: walUsed };
+      return { wallSec, rate: rows / wallSec, cpu: cores, wal };
     };
     const copyAll = (table) => async () => {
       const stream = client.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
@@ -462,6 +459,22 @@ async function measureCopy(ctx, service, rows) {
     await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed').catch(() => {});
     await client.end();
   }
+}
+
+/**
+ * Starts the meters of one phase: the CPU of PostgreSQL's, Redis's and RabbitMQ's processes, of `pids` and of
+ * this process, and the WAL the cluster writes (read through `client`). stop() resolves to { cores, wal }.
+ */
+async function startPhase(client, pids = {}) {
+  const wal = await startWalMeter(client);
+  const bench0 = process.cpuUsage();
+  const meter = startCpuMeter({ pids, named: BACKENDS });
+  return {
+    async stop() {
+      const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
+      return { cores, wal: await wal.stop() };
+    },
+  };
 }
 
 /**
@@ -651,51 +664,43 @@ async function measureV1(ctx, service, token, batches, clients) {
   }
 
   const rounds = [];
-  for (let round = 1; round <= ROUNDS; round++) {
-    if (newTests && round > 1) {
-      bodies = bodiesOf(`v1r${round}`);
-    }
-    const run = await api(
-      service,
-      token,
-      'POST',
-      `/api/projects/${project.id}/runs`,
-      { name: `bench V1, round ${round}` },
-      201,
-    );
-    const walClient = new pg.Client({ connectionString: service.db.url });
-    await walClient.connect();
-    let sent;
-    let latencies;
-    let wallSec;
-    let cores;
-    let walUsed;
-    try {
-      const wal = await startWalMeter(walClient);
-      const bench0 = process.cpuUsage();
-      const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
+  const walClient = new pg.Client({ connectionString: service.db.url });
+  await walClient.connect();
+  try {
+    for (let round = 1; round <= ROUNDS; round++) {
+      if (newTests && round > 1) {
+        bodies = bodiesOf(`v1r${round}`);
+      }
+      const run = await api(
+        service,
+        token,
+        'POST',
+        `/api/projects/${project.id}/runs`,
+        { name: `bench V1, round ${round}` },
+        201,
+      );
+      const phase = await startPhase(walClient, { server: service.pid });
       const started = performance.now();
-      ({ sent, latencies } = await drive({
+      const { sent, latencies } = await drive({
         service,
         token,
         bodies,
         path: () => `/api/runs/${run.id}/results`,
         expect: 201,
         clients,
-      }));
-      wallSec = (performance.now() - started) / 1000;
-      ({ cores } = meter.stop({ bench: cpuSeconds(bench0) }));
-      walUsed = await wal.stop();
-    } finally {
-      await walClient.end();
-    }
+      });
+      const wallSec = (performance.now() - started) / 1000;
+      const { cores, wal } = await phase.stop();
 
-    const results = sent * BATCH;
-    const stored = await api(service, token, 'GET', `/api/runs/${run.id}`, undefined, 200);
-    if (stored.counts.total !== results) {
-      throw new Error(`V1: the run counts ${stored.counts.total} results, ${results} were sent`);
+      const results = sent * BATCH;
+      const stored = await api(service, token, 'GET', `/api/runs/${run.id}`, undefined, 200);
+      if (stored.counts.total !== results) {
+        throw new Error(`V1: the run counts ${stored.counts.total} results, ${results} were sent`);
+      }
+      rounds.push({ results, wallSec, rate: results / wallSec, latencies, cores, wal });
     }
-    rounds.push({ results, wallSec, rate: results / wallSec, latencies, cores, wal: walUsed });
+  } finally {
+    await walClient.end();
   }
   const mid = medianRound(rounds);
   const reqMs = summarize(rounds.flatMap((r) => r.latencies));
@@ -790,9 +795,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
       let lastAck = 0;
       let sentResults = 0;
 
-      const wal = await startWalMeter(db);
-      const bench0 = process.cpuUsage();
-      const meter = startCpuMeter({ pids: { server: service.pid }, named: BACKENDS });
+      const phase = await startPhase(db, { server: service.pid });
       const started = performance.now();
       await api(service, token, 'POST', base, { uuid: runUuid, name: `bench V2, round ${round}` }, 202);
 
@@ -859,8 +862,7 @@ async function measureV2(ctx, service, token, batches, clients, variant) {
         clientsDone = true;
       }
       await watcher;
-      const { cores } = meter.stop({ bench: cpuSeconds(bench0) });
-      const walUsed = await wal.stop();
+      const { cores, wal: walUsed } = await phase.stop();
       if (sendError ?? watchError) {
         throw sendError ?? watchError;
       }
