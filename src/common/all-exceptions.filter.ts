@@ -2,6 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
+import { sqlStateOf } from './db-errors.js';
 import { errorBody } from './error-body.js';
 
 interface HttpLikeError {
@@ -23,7 +24,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const res = host.switchToHttp().getResponse<Response>();
     const { status, message } = this.describe(exception);
-    if (status >= 500 && exception instanceof AppError) {
+    if (isDataException(exception)) {
+      // Input the validators let through but PostgreSQL refused: a 400 for the client, a gap to close for us.
+      this.logger.warn(`400 from the database: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
+    } else if (status >= 500 && exception instanceof AppError) {
       // An expected outage (broker away, ...): one line, no stack.
       this.logger.warn(`${status} ${exception.message}`);
     } else if (status >= 500) {
@@ -43,6 +47,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (exception instanceof AppError) {
       return { status: HTTP_STATUS_OF[exception.code], message: exception.message };
     }
+    if (isDataException(exception)) {
+      const detail = (exception as { message?: unknown }).message;
+      return { status: 400, message: `The request holds a value the database cannot store${typeof detail === 'string' ? `: ${detail}` : ''}` };
+    }
     if (exception instanceof ThrottlerException) {
       return { status: 429, message: 'Too many requests; wait 60 seconds and retry' };
     }
@@ -57,6 +65,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     return { status: 500, message: 'An unexpected error occurred; it has been logged' };
   }
+}
+
+/** PostgreSQL's class 22 (data exception: a value out of range, an invalid character or timestamp, ...). */
+function isDataException(exception: unknown): boolean {
+  return sqlStateOf(exception)?.startsWith('22') === true;
 }
 
 function messageOf(exception: HttpException): string {

@@ -1,5 +1,5 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireProjectRole } from '../access/project-role.guard.js';
 import { ErrorBody } from '../common/error-body.js';
 import { PageOf } from '../common/paging/page.js';
@@ -53,9 +53,16 @@ export class RunsV1Controller {
 
   @Post('runs/:runId/results')
   @RequireProjectRole('REPORTER', 'runId')
-  @ApiOperation({ summary: 'Add up to 1000 results, all or nothing (REPORTER)' })
+  @ApiOperation({
+    summary: 'Add up to 1000 results, all or nothing (REPORTER)',
+    description:
+      'The ids answer in input order; a result whose uuid is stored already is not stored again and answers with its ' +
+      'stored id. A finished run takes no more results (409); V2, whose results may be processed after the finish ' +
+      'that followed them, keeps them instead.',
+  })
   @ApiBody({ type: AddResultsDto })
   @ApiCreatedResponse({ type: ResultIdsDto })
+  @ApiConflictResponse({ type: ErrorBody, description: 'The run is finished' })
   addResults(
     @Param('runId') runId: string,
     @Body(new ResultsBatchPipe(1000, false)) dto: ResultsBatch<AddResultsDto>,
@@ -74,7 +81,10 @@ export class RunsV1Controller {
   @Post('runs/:runId/finish')
   @HttpCode(200)
   @RequireProjectRole('REPORTER', 'runId')
-  @ApiOperation({ summary: 'Mark the run FINISHED (REPORTER)' })
+  @ApiOperation({
+    summary: 'Mark the run FINISHED (REPORTER)',
+    description: 'A finishedAt before the run started is a 400 (V2, which cannot check it before queueing, stores the start instead).',
+  })
   @ApiOkResponse({ type: RunDto })
   finish(@Param('runId') runId: string, @Body() dto: FinishRunDto): Promise<RunDto> {
     return this.results.finishRun(runId, dto);
@@ -99,7 +109,7 @@ export class RunsV1Controller {
 
   @Get('projects/:projectId/tests/:testId/history')
   @RequireProjectRole('VIEWER')
-  @ApiOperation({ summary: "The test's results across runs, newest first" })
+  @ApiOperation({ summary: "The test's results across runs, newest first; sortable on id" })
   @ApiOkResponse({ type: PageOf(HistoryItemDto) })
   history(@Param('projectId') projectId: string, @Param('testId') testId: string, @Query() query: PageQueryDto) {
     return this.results.history(projectId, testId, query);

@@ -48,7 +48,10 @@ export class IngestV2Controller {
   @Post(':runUuid/results')
   @HttpCode(202)
   @RequireProjectRole('REPORTER')
-  @ApiOperation({ summary: 'Queue up to 5000 results (REPORTER); may arrive before the run; idempotent by uuid' })
+  @ApiOperation({
+    summary: 'Queue up to 5000 results (REPORTER); may arrive before the run; idempotent by uuid',
+    description: 'Results processed after the run was finished are kept (V1 answers 409 instead): the queue does not order them after the finish.',
+  })
   @ApiBody({ type: AddResultsV2Dto })
   @ApiAcceptedResponse({ type: AcceptedUuidsDto })
   addResults(
@@ -63,7 +66,10 @@ export class IngestV2Controller {
   @Post(':runUuid/finish')
   @HttpCode(202)
   @RequireProjectRole('REPORTER')
-  @ApiOperation({ summary: 'Queue the end of the run (REPORTER)' })
+  @ApiOperation({
+    summary: 'Queue the end of the run (REPORTER)',
+    description: 'A finishedAt before the run started is stored as the start: the run may not be processed yet when this is queued.',
+  })
   @ApiAcceptedResponse({ type: AcceptedUuidDto })
   finish(
     @Param('projectId') projectId: string,

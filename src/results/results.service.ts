@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
@@ -64,16 +65,35 @@ export class ResultsService {
       if (run.status === 'FINISHED') {
         throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
       }
-      return { run, ...(await this.writer.write(tx, run, items)) };
+      const written = await this.writer.write(tx, run, items);
+      return { run, ...written, ...(await this.withStoredIds(tx, run.projectId, items, written.ids)) };
     });
     this.writer.remember([outcome]);
     this.emit({
       projectId: outcome.run.projectId,
       event: 'results.added',
       runId,
-      data: { counts: outcome.counts, added: outcome.ids.filter(Boolean).length },
+      data: { counts: outcome.counts, added: outcome.added },
     });
     return { ids: outcome.ids.map((id) => Number(id)) };
+  }
+
+  /**
+   * A result the writer skipped because its UUID is stored already (a client retrying a batch, or repeating a
+   * UUID within one) is answered with the id it is stored under, so a retry gets the answer the first try got.
+   */
+  private async withStoredIds(
+    tx: EntityManager,
+    projectId: string,
+    items: ResultInput[],
+    ids: (string | null)[],
+  ): Promise<{ ids: string[]; added: number }> {
+    const skipped = [...new Set(items.flatMap((r, i) => (ids[i] === null && r.uuid ? [r.uuid.toLowerCase()] : [])))];
+    const known = skipped.length ? await this.runs.resultIdsByUuid(tx, projectId, skipped) : new Map<string, string>();
+    return {
+      ids: ids.map((id, i) => id ?? known.get(items[i].uuid!.toLowerCase())!),
+      added: ids.filter((id) => id !== null).length,
+    };
   }
 
   async listResults(runId: string, query: ResultsQueryDto): Promise<Page<ResultDto>> {

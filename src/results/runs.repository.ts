@@ -41,6 +41,15 @@ export class RunsRepository {
     return rows[0] ? { id: String(rows[0].id), projectId: String(rows[0].project_id), status: rows[0].status } : null;
   }
 
+  /** The ids of the project's results with these (lower-case) UUIDs, by UUID. */
+  async resultIdsByUuid(tx: EntityManager, projectId: string, uuids: string[]): Promise<Map<string, string>> {
+    const rows: { id: string; uuid: string }[] = await tx.query(
+      'SELECT id, uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
+      [projectId, uuids],
+    );
+    return new Map(rows.map((r) => [r.uuid, String(r.id)]));
+  }
+
   async projectOfRun(id: string): Promise<string | null> {
     const rows: { project_id: string }[] = await this.db.query('SELECT project_id FROM runs WHERE id = $1', [id]);
     return rows[0] ? String(rows[0].project_id) : null;
@@ -50,7 +59,8 @@ export class RunsRepository {
     const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
     return this.db.getRepository(RunEntity).findAndCount({
       where: { projectId },
-      order: { ...order, id: 'DESC' },
+      // The id breaks ties, in the client's direction when it sorted by id too.
+      order: { ...order, id: order.id ?? 'DESC' },
       skip: page.offset,
       take: page.size,
     });
@@ -68,7 +78,7 @@ export class RunsRepository {
     const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
     return this.db.getRepository(ResultEntity).findAndCount({
       where: status ? { runId, status } : { runId },
-      order: { ...order, id: 'ASC' },
+      order: { ...order, id: order.id ?? 'ASC' },
       skip: page.offset,
       take: page.size,
     });
@@ -119,7 +129,7 @@ export class RunsRepository {
   async history(testId: string, page: PageRequest<'id'>): Promise<[(ResultEntity & { runName: string })[], number]> {
     const [rows, total] = await this.db.getRepository(ResultEntity).findAndCount({
       where: { testId },
-      order: { id: 'DESC' },
+      order: { id: page.sort[0]?.direction ?? 'DESC' },
       skip: page.offset,
       take: page.size,
     });

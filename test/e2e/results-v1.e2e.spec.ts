@@ -1,5 +1,7 @@
 import request from 'supertest';
-import { ResultEntity } from '../../src/results/entities.js';
+import { randomUUID } from 'node:crypto';
+import { ProjectEntity } from '../../src/access/entities.js';
+import { ResultEntity, RunEntity } from '../../src/results/entities.js';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { login } from '../support/http.js';
@@ -165,12 +167,141 @@ describe('Test results, V1', () => {
     await api(viewer).post(`/api/projects/${projectId}/runs`, { name: 'x' }).expect(403);
     await api(viewer).post(`/api/runs/${run.body.id}/results`, { results: [{ name: 'x', status: 'PASSED' }] }).expect(403);
     await api(reporterToken).delete(`/api/runs/${run.body.id}`).expect(403);
+    await api(viewer).post(`/api/runs/${run.body.id}/finish`, {}).expect(403);
+    expect((await api(viewer).get(`/api/runs/${run.body.id}`).expect(200)).body.status).toBe('IN_PROGRESS');
     const s = await api(stranger).get(`/api/runs/${run.body.id}`).expect(404);
     expect(s.body.message).toBe(`Run ${run.body.id} not found`);
     await api(stranger).post(`/api/runs/${run.body.id}/results`, { results: [{ name: 'x', status: 'PASSED' }] }).expect(404);
     await api(stranger).get(`/api/projects/${projectId}/runs`).expect(404);
-    await api(owner).delete(`/api/runs/${run.body.id}`).expect(204);
+    const maintainer = await member('MAINTAINER');
+    await api(maintainer).delete(`/api/runs/${run.body.id}`).expect(204);
     await api(owner).get(`/api/runs/${run.body.id}`).expect(404);
     await api(owner).get('/api/runs/abc').expect(404);
+  });
+
+  it('pages and sorts results, test cases and history, and honours the direction of sort=id', async () => {
+    const run = await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: 'paging' }).expect(201);
+    const results = ['c', 'a', 'e', 'b', 'd'].map((n, i) => ({ name: `pg-${n}`, suite: 'Paging', status: i % 2 ? 'FAILED' : 'PASSED', durationMs: 10 * i }));
+    const { ids } = (await api(reporterToken).post(`/api/runs/${run.body.id}/results`, { results }).expect(201)).body as { ids: number[] };
+    const list = async (path: string) => (await api(viewer).get(path).expect(200)).body;
+    const names = (page: { content: { name: string }[] }) => page.content.map((r) => r.name);
+
+    const byIdDesc = await list(`/api/runs/${run.body.id}/results?sort=id,desc`);
+    expect(byIdDesc.content.map((r: { id: number }) => r.id)).toEqual([...ids].reverse());
+    const second = await list(`/api/runs/${run.body.id}/results?sort=name,desc&size=2&page=1`);
+    expect(names(second)).toEqual(['pg-c', 'pg-b']);
+    expect(second).toEqual(expect.objectContaining({ page: 1, size: 2, totalElements: 5, totalPages: 3 }));
+    expect(names(await list(`/api/runs/${run.body.id}/results?sort=durationMs,desc&size=1`))).toEqual(['pg-d']);
+    expect(names(await list(`/api/runs/${run.body.id}/results?status=FAILED&sort=name,asc`))).toEqual(['pg-a', 'pg-b']);
+
+    const runsAsc = (await list(`/api/projects/${projectId}/runs?sort=id,asc&size=500`)).content.map((r: { id: number }) => r.id);
+    const runsDesc = (await list(`/api/projects/${projectId}/runs?sort=id,desc&size=500`)).content.map((r: { id: number }) => r.id);
+    expect(runsAsc.length).toBeGreaterThan(1);
+    expect(runsAsc).toEqual([...runsAsc].sort((x: number, y: number) => x - y));
+    expect(runsDesc).toEqual([...runsAsc].reverse());
+
+    const tests = await list(`/api/projects/${projectId}/tests?q=pg-&sort=name,desc&size=2&page=2`);
+    expect(names(tests)).toEqual(['pg-a']);
+    expect(tests.totalElements).toBe(5);
+
+    const again = await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: 'paging again' }).expect(201);
+    await api(reporterToken).post(`/api/runs/${again.body.id}/results`, { results: [results[0]] }).expect(201);
+    const testId = (await list(`/api/projects/${projectId}/tests?q=pg-c`)).content[0].id;
+    const history = (q: string) => list(`/api/projects/${projectId}/tests/${testId}/history${q}`);
+    expect((await history('')).content.map((h: { runName: string }) => h.runName)).toEqual(['paging again', 'paging']);
+    expect((await history('?sort=id,asc')).content.map((h: { runName: string }) => h.runName)).toEqual(['paging', 'paging again']);
+    expect((await history('?size=1&page=1')).content.map((h: { runName: string }) => h.runName)).toEqual(['paging']);
+    await api(viewer).get(`/api/projects/${projectId}/tests/${testId}/history?sort=name,asc`).expect(400);
+
+    for (const q of ['?page=1000001', '?page=100000000000000000000', '?page=1.5', '?size=501']) {
+      const res = await api(viewer).get(`/api/runs/${run.body.id}/results${q}`).expect(400);
+      expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/page|size/) });
+    }
+    expect((await list(`/api/runs/${run.body.id}/results?page=1000000`)).content).toEqual([]);
+  });
+
+  it('answers a result whose uuid is stored already with its stored id, storing and counting it once', async () => {
+    const run = await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: 'retrying client' }).expect(201);
+    const [u1, u2] = [randomUUID(), randomUUID()];
+    const batch = [
+      { uuid: u1, name: 'one', status: 'PASSED' },
+      { uuid: u2.toUpperCase(), name: 'two', status: 'FAILED' },
+      { uuid: u1, name: 'one again', status: 'PASSED' },
+    ];
+    const first = (await api(reporterToken).post(`/api/runs/${run.body.id}/results`, { results: batch }).expect(201)).body.ids;
+    expect(first[0]).toBeGreaterThan(0);
+    expect(first[2]).toBe(first[0]);
+    const retry = (await api(reporterToken).post(`/api/runs/${run.body.id}/results`, { results: [...batch, { name: 'new', status: 'PASSED' }] }).expect(201)).body.ids;
+    expect(retry.slice(0, 3)).toEqual(first);
+    expect(retry[3]).toBeGreaterThan(Math.max(...first));
+    expect((await api(viewer).get(`/api/runs/${run.body.id}`).expect(200)).body.counts).toEqual({ total: 3, passed: 2, failed: 1, broken: 0, skipped: 0 });
+  });
+
+  it('refuses timestamps, UUIDs and text PostgreSQL could not store with a 400, storing nothing', async () => {
+    const runs = () => svc.dataSource.getRepository(RunEntity).countBy({ projectId: String(projectId) });
+    const before = await runs();
+    const badTimes = [
+      '2016-12-31T23:59:60Z', // a leap second
+      '0000-01-01T00:00:00Z', // year 0
+      '0001-01-01T00:00:00+01:00', // year 0 in UTC
+      '9999-12-31T23:59:59-23:59', // year 10000 in UTC
+      '2026-02-30T00:00:00Z', // no such day
+      '2026-11-22T24:00:00Z',
+      '2009-W53-7', // week date
+      '2009-123', // ordinal date
+      '20261122T101500Z', // basic format
+      '2026-11-22T10:15:00', // no offset: whose local time?
+    ];
+    for (const startedAt of badTimes) {
+      const res = await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: 'bad time', startedAt }).expect(400);
+      expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/startedAt must be an ISO 8601 timestamp/) });
+    }
+    const badRuns: [object, RegExp][] = [
+      [{ name: '   ' }, /name must not be blank/],
+      [{ name: 'a\u0000b' }, /name must not contain NUL/],
+      [{ name: 'lone \ud800' }, /unpaired surrogates/],
+      [{ name: 'x', attributes: { branch: 'a\u0000' } }, /attributes/],
+      [{ name: 'x', attributes: { ['k\udc00']: 'v' } }, /attributes/],
+      [{ name: 'x', attributes: { k: '\ud800' } }, /attributes/],
+    ];
+    for (const [body, message] of badRuns) {
+      expect((await api(reporterToken).post(`/api/projects/${projectId}/runs`, body).expect(400)).body.message).toMatch(message);
+    }
+    expect(await runs()).toBe(before);
+
+    const run = await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: ' fine ', startedAt: '2026-11-22T10:15:00.123456+02:00' }).expect(201);
+    expect(run.body).toEqual(expect.objectContaining({ name: 'fine', startedAt: '2026-11-22T08:15:00.123Z' }));
+    const ok = { name: 'ok', status: 'PASSED' };
+    const badItems: [object, RegExp][] = [
+      [{ ...ok, startedAt: '2016-12-31T23:59:60Z' }, /results\.1\.startedAt must be an ISO 8601 timestamp/],
+      [{ ...ok, startedAt: '9999-12-31T23:59:59-23:59' }, /results\.1\.startedAt/],
+      [{ ...ok, uuid: `urn:uuid:${randomUUID()}` }, /results\.1\.uuid must be a UUID/],
+      [{ ...ok, message: 'lone \ud800 surrogate' }, /results\.1\.message must not contain NUL characters or unpaired surrogates/],
+      [{ ...ok, attributes: { k: '\udfff' } }, /results\.1\.attributes\.k/],
+      [{ ...ok, name: ' \t ' }, /results\.1\.name must not be blank/],
+    ];
+    for (const [item, message] of badItems) {
+      const res = await api(reporterToken).post(`/api/runs/${run.body.id}/results`, { results: [ok, item] }).expect(400);
+      expect(res.body.message).toMatch(message);
+    }
+    expect(await svc.dataSource.getRepository(ResultEntity).countBy({ runId: String(run.body.id) })).toBe(0);
+    const results = await api(reporterToken)
+      .post(`/api/runs/${run.body.id}/results`, { results: [{ ...ok, startedAt: '2026-11-22', attributes: { emoji: '\ud83d\ude00' } }] })
+      .expect(201);
+    const [stored] = (await api(viewer).get(`/api/runs/${run.body.id}/results`).expect(200)).body.content;
+    expect(stored).toEqual(expect.objectContaining({ id: results.body.ids[0], startedAt: '2026-11-22T00:00:00.000Z', attributes: { emoji: '😀' } }));
+
+    for (const finishedAt of ['2016-12-31T23:59:60Z', '2009-W53-7']) {
+      expect((await api(reporterToken).post(`/api/runs/${run.body.id}/finish`, { finishedAt }).expect(400)).body.message).toMatch(/finishedAt/);
+    }
+    expect((await api(viewer).get(`/api/runs/${run.body.id}`).expect(200)).body.status).toBe('IN_PROGRESS');
+  });
+
+  it('answers a value PostgreSQL refuses that no validator caught with a 400, not a 500', async () => {
+    const projects = () => svc.dataSource.getRepository(ProjectEntity).count();
+    const before = await projects();
+    const res = await api(owner).post('/api/projects', { key: 'NUL', name: 'a\u0000b' }).expect(400);
+    expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/cannot store/) });
+    expect(await projects()).toBe(before);
   });
 });

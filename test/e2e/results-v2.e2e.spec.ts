@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
 import { gzipSync } from 'node:zlib';
+import { connect } from 'amqplib';
 import request from 'supertest';
 import { ResultEntity, RunEntity } from '../../src/results/entities.js';
 import { insertUser } from '../factories/user.factory.js';
@@ -62,8 +63,9 @@ describe.each([
       return r.status === 200 && r.body.status === 'FINISHED' && r.body.counts.total === 20 ? r.body : undefined;
     }, 15_000);
     expect(status).toEqual({ uuid: uuid.toLowerCase(), id: expect.any(Number), status: 'FINISHED', counts: { total: 20, passed: 15, failed: 5, broken: 0, skipped: 0 } });
-    // The same run through V1, by its numeric id.
+    // The same run through V1, by its numeric id; and its V2 status read with the reporter's API token too.
     await request(a.url).get(`/api/runs/${status.id}`).set('Authorization', `Bearer ${viewer}`).expect(200);
+    expect((await request(b.url).get(`/api/v2/projects/${projectId}/runs/${uuid}`).set('Authorization', `Bearer ${token}`).expect(200)).body).toEqual(status);
   });
 
   it('queues a batch as sent (any spacing, upper-case UUIDs) and stores it with lower-case UUIDs', async () => {
@@ -165,6 +167,22 @@ describe.each([
       results: [{ uuid: randomUUID(), name: 'ok', status: 'PASSED' }, { uuid: randomUUID(), name: 'x', status: 'PASSED', message: 'a\u0000b' }],
     }).expect(400);
     expect(nul.body.message).toMatch(/results\.1\.message/);
+    // Nor what PostgreSQL could not read or store: a 202 for it would end in the dead-letter queue.
+    const refused: [string, object, RegExp][] = [
+      ['', { uuid, name: 'x', startedAt: '2016-12-31T23:59:60Z' }, /startedAt/],
+      ['', { uuid, name: 'x', startedAt: '2009-W53-7' }, /startedAt/],
+      ['', { uuid, name: '  ' }, /name must not be blank/],
+      ['', { uuid, name: 'x', attributes: { k: '\ud800' } }, /attributes/],
+      ['', { uuid: `urn:uuid:${uuid}`, name: 'x' }, /uuid must be a UUID/],
+      [`/${uuid}/results`, { results: [{ uuid: `urn:uuid:${randomUUID()}`, name: 'x', status: 'PASSED' }] }, /results\.0\.uuid/],
+      [`/${uuid}/results`, { results: [{ uuid: randomUUID(), name: 'x', status: 'PASSED', startedAt: '9999-12-31T23:59:59-23:59' }] }, /results\.0\.startedAt/],
+      [`/${uuid}/results`, { results: [{ uuid: randomUUID(), name: 'x', status: 'PASSED', attributes: { k: '\udc00' } }] }, /results\.0\.attributes\.k/],
+      [`/${uuid}/finish`, { finishedAt: '20261122T101500Z' }, /finishedAt/],
+    ];
+    for (const [path, body, message] of refused) {
+      const res = await post(a.url, `/api/v2/projects/${projectId}/runs${path}`, body).expect(400);
+      expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(message) });
+    }
     const many = Array.from({ length: 5001 }, () => ({ uuid: randomUUID(), name: 'x', status: 'PASSED' }));
     await post(a.url, `/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: many }).expect(400);
     await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'viewer' }, viewer).expect(403);
@@ -187,5 +205,56 @@ describe.each([
       return r && r.countTotal === 2000 ? r : undefined;
     }, 30_000);
     expect(await a.dataSource.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(2000);
+  });
+
+  it('moves a message that keeps failing to the dead-letter store with its last error, and counts it in /metrics', async () => {
+    const deadLettered = async () => {
+      let sum = 0;
+      for (const replica of [a, b]) {
+        const text = (await request(replica.url).get('/metrics').expect(200)).text;
+        sum += Number(/^tms_ingest_dead_lettered_messages (\d+)/m.exec(text)?.[1] ?? NaN);
+      }
+      return sum;
+    };
+    const before = await deadLettered();
+    expect(before).not.toBeNaN();
+    // Past the door, as a message from an older version or another producer could be: its uuid can never be stored.
+    const poison = JSON.stringify({ kind: 'run', projectId: String(projectId), uuid: 'not-a-uuid', name: 'poison' });
+    const good = randomUUID();
+    if (kind === 'rabbitmq') {
+      const connection = await connect(AMQP_URL);
+      const channel = await connection.createConfirmChannel();
+      channel.sendToQueue(env.SVC_BROKER_QUEUE, Buffer.from(poison), { persistent: true });
+      await channel.waitForConfirms();
+      await connection.close();
+    } else {
+      await a.dataSource.query('INSERT INTO ingest_queue (payload) VALUES ($1)', [poison]);
+    }
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid: good, name: 'beside the poison' }).expect(202);
+    /** The poison's last error once it is in the dead-letter store. */
+    const deadPoison = async (): Promise<string | undefined> => {
+      if (kind === 'postgres') {
+        const rows: { last_error: string }[] = await a.dataSource.query(
+          'SELECT last_error FROM ingest_queue WHERE dead_at IS NOT NULL AND payload = $1',
+          [poison],
+        );
+        return rows[0]?.last_error;
+      }
+      const connection = await connect(AMQP_URL);
+      try {
+        const channel = await connection.createChannel();
+        for (let m = await channel.get(`${env.SVC_BROKER_QUEUE}.dead`); m; m = await channel.get(`${env.SVC_BROKER_QUEUE}.dead`)) {
+          if (m.content.toString() === poison) {
+            return String(m.properties.headers?.['x-last-error']);
+          }
+        }
+        return undefined;
+      } finally {
+        await connection.close(); // unacknowledged: the dead letters stay where they were
+      }
+    };
+    expect(await eventually(deadPoison, 60_000)).toMatch(/uuid/);
+    await eventually(async () => ((await deadLettered()) >= before + 1 ? true : undefined), 10_000);
+    expect(await runOf(good)).toBeDefined();
   });
 });

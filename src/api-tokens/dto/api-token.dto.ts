@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDateString, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsTimestamp } from '../../common/formats.js';
 
 export class CreateApiTokenDto {
   @ApiProperty({ example: 'GitHub Actions', description: 'What the token is for' })
@@ -11,7 +12,7 @@ export class CreateApiTokenDto {
 
   @ApiPropertyOptional({ example: '2027-01-01T00:00:00.000Z', description: 'When the token stops working; never when absent' })
   @IsOptional()
-  @IsDateString({ strict: true }, { message: 'expiresAt must be an ISO 8601 timestamp' })
+  @IsTimestamp()
   expiresAt?: string;
 }
 

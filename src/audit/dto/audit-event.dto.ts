@@ -1,7 +1,8 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsDateString, IsIn, IsOptional, Matches } from 'class-validator';
+import { IsIn, IsOptional, Matches } from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { AUDIT_TYPES } from '../audit.events.js';
+import { IsTimestamp } from '../../common/formats.js';
 
 export class AuditEventDto {
   @ApiProperty({ example: 12 })
@@ -43,11 +44,11 @@ export class AuditQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({ description: 'From this instant (inclusive), ISO 8601' })
   @IsOptional()
-  @IsDateString({ strict: true }, { message: 'from must be an ISO 8601 timestamp' })
+  @IsTimestamp()
   from?: string;
 
   @ApiPropertyOptional({ description: 'Until this instant (exclusive), ISO 8601' })
   @IsOptional()
-  @IsDateString({ strict: true }, { message: 'to must be an ISO 8601 timestamp' })
+  @IsTimestamp()
   to?: string;
 }

@@ -3,6 +3,8 @@ import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
 
 export const MAX_PAGE_SIZE = 500;
+/** Far past any list's end at any size, yet page × size stays a safe integer for OFFSET. */
+export const MAX_PAGE = 1_000_000;
 
 function toInt({ value }: { value: unknown }): unknown {
   return typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value;
@@ -10,11 +12,12 @@ function toInt({ value }: { value: unknown }): unknown {
 
 /** `page` (zero-based), `size` (1..500) and repeatable `sort=field,asc|desc`; the field list is per resource. */
 export class PageQueryDto {
-  @ApiPropertyOptional({ description: 'Zero-based page number', default: 0, minimum: 0 })
+  @ApiPropertyOptional({ description: 'Zero-based page number', default: 0, minimum: 0, maximum: MAX_PAGE })
   @IsOptional()
   @Transform(toInt)
   @IsInt({ message: 'page must be a whole number' })
-  @Min(0, { message: 'page must be 0 or more' })
+  @Min(0, { message: `page must be between 0 and ${MAX_PAGE}` })
+  @Max(MAX_PAGE, { message: `page must be between 0 and ${MAX_PAGE}` })
   page?: number;
 
   @ApiPropertyOptional({ description: 'Page size', default: 20, minimum: 1, maximum: MAX_PAGE_SIZE })

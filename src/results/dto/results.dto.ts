@@ -4,7 +4,6 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
-  IsDateString,
   IsIn,
   IsInt,
   IsOptional,
@@ -13,6 +12,7 @@ import {
   Max,
   MaxLength,
   Min,
+  Matches,
   MinLength,
   Validate,
   ValidateNested,
@@ -22,6 +22,7 @@ import {
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { RESULT_STATUSES } from '../entities.js';
 import type { ResultStatus, RunStatus } from '../entities.js';
+import { IsStorableText, isStorableText, IsTimestamp, STORABLE_TEXT_HINT } from '../../common/formats.js';
 
 @ValidatorConstraint({ name: 'attributes' })
 export class IsAttributes implements ValidatorConstraintInterface {
@@ -32,24 +33,25 @@ export class IsAttributes implements ValidatorConstraintInterface {
     const entries = Object.entries(value);
     return (
       entries.length <= 50 &&
-      entries.every(([k, v]) => k.length >= 1 && k.length <= 100 && typeof v === 'string' && v.length <= 1000)
+      entries.every(([k, v]) => k.length >= 1 && k.length <= 100 && isStorableText(k) && isStorableText(v) && v.length <= 1000)
     );
   }
   defaultMessage(): string {
-    return '$property must be an object of at most 50 string values (keys up to 100, values up to 1000 characters)';
+    return `$property must be an object of at most 50 string values (keys up to 100, values up to 1000 characters) that ${STORABLE_TEXT_HINT.replace('must', 'do')}`;
   }
 }
 
 export class CreateRunDto {
-  @ApiProperty({ example: 'nightly #512' })
+  @ApiProperty({ example: 'nightly #512', description: 'Trimmed; must hold more than spaces' })
   @IsString()
-  @MinLength(1, { message: 'name must not be empty' })
+  @Matches(/\S/, { message: 'name must not be blank' })
   @MaxLength(500)
+  @IsStorableText()
   name: string;
 
   @ApiPropertyOptional({ example: '2026-11-22T10:15:00.000Z' })
   @IsOptional()
-  @IsDateString({ strict: true }, { message: 'startedAt must be an ISO 8601 timestamp' })
+  @IsTimestamp()
   startedAt?: string;
 
   @ApiPropertyOptional({ example: { branch: 'main', commit: '4f2a9c1' }, type: 'object', additionalProperties: { type: 'string' } })
@@ -61,7 +63,7 @@ export class CreateRunDto {
 export class FinishRunDto {
   @ApiPropertyOptional({ example: '2026-11-22T10:45:00.000Z' })
   @IsOptional()
-  @IsDateString({ strict: true }, { message: 'finishedAt must be an ISO 8601 timestamp' })
+  @IsTimestamp()
   finishedAt?: string;
 }
 
@@ -76,18 +78,21 @@ export class ResultItemDto {
   @IsString()
   @MinLength(1)
   @MaxLength(500)
+  @IsStorableText()
   testId?: string;
 
   @ApiProperty({ example: 'logs in with a valid password' })
   @IsString()
-  @MinLength(1, { message: 'name must not be empty' })
+  @Matches(/\S/, { message: 'name must not be blank' })
   @MaxLength(1000)
+  @IsStorableText()
   name: string;
 
   @ApiPropertyOptional({ example: 'LoginTest' })
   @IsOptional()
   @IsString()
   @MaxLength(1000)
+  @IsStorableText()
   suite?: string;
 
   @ApiProperty({ enum: RESULT_STATUSES })
@@ -105,17 +110,19 @@ export class ResultItemDto {
   @IsOptional()
   @IsString()
   @MaxLength(65_536)
+  @IsStorableText()
   message?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
   @MaxLength(1_048_576)
+  @IsStorableText()
   trace?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
-  @IsDateString({ strict: true }, { message: 'startedAt must be an ISO 8601 timestamp' })
+  @IsTimestamp()
   startedAt?: string;
 
   @ApiPropertyOptional({ type: 'object', additionalProperties: { type: 'string' } })
@@ -207,5 +214,6 @@ export class TestsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString()
   @MaxLength(200)
+  @IsStorableText()
   q?: string;
 }

@@ -1,0 +1,74 @@
+import { ValidateBy, type ValidationOptions } from 'class-validator';
+
+/**
+ * A UUID as class-validator's IsUUID('all') and Nest's ParseUUIDPipe take it (RFC 9562: versions 1-8 with the
+ * RFC variant, or the nil and max UUIDs), so that a run's uuid, a result's uuid and a path's runUuid follow one
+ * rule. Unlike JSON Schema's `uuid` format it admits no `urn:uuid:` prefix, which PostgreSQL would refuse.
+ */
+export const UUID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/i;
+
+/**
+ * The timestamps the API takes: RFC 3339 (`2026-11-22T10:15:00.000Z`, any offset, any fraction) or a bare date
+ * (`2026-11-22`, midnight UTC). Narrower than ISO 8601 on purpose: week dates, ordinal dates and the basic
+ * format (`20261122T101500Z`) pass class-validator's IsDateString but JavaScript cannot read them; a leap second,
+ * February 30 or a year outside 1-9999 (after the offset is applied) cannot be stored by PostgreSQL, or would be
+ * silently moved. Such input is refused at the door, never failing later in a write or a queue consumer.
+ */
+const SHAPE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
+
+const MIN = Date.parse('0001-01-01T00:00:00Z');
+const MAX = Date.parse('9999-12-31T23:59:59.999Z');
+
+function daysIn(year: number, month: number): number {
+  return month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+export function isTimestamp(value: unknown): value is string {
+  if (typeof value !== 'string') {
+    return false;
+  }
+  const m = SHAPE.exec(value);
+  if (!m) {
+    return false;
+  }
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) {
+    return false;
+  }
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59)) {
+    return false;
+  }
+  if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) {
+    return false;
+  }
+  const time = Date.parse(value);
+  return time >= MIN && time <= MAX;
+}
+
+/**
+ * Text PostgreSQL can store as given: no NUL (text and jsonb refuse it) and no unpaired UTF-16 surrogate (jsonb
+ * refuses its `\\ud800` escape; a text column would silently get U+FFFD instead).
+ */
+export function isStorableText(value: unknown): value is string {
+  return typeof value === 'string' && !value.includes('\0') && value.isWellFormed();
+}
+
+export const STORABLE_TEXT_HINT = 'must not contain NUL characters or unpaired surrogates';
+
+export const TIMESTAMP_HINT = 'an ISO 8601 timestamp such as 2026-11-22T10:15:00.000Z';
+
+/** class-validator's decorator for {@link isStorableText}. */
+export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    { name: 'isStorableText', validator: { validate: isStorableText, defaultMessage: (args) => `${args?.property} ${STORABLE_TEXT_HINT}` } },
+    options,
+  );
+}
+
+/** class-validator's decorator for {@link isTimestamp}. */
+export function IsTimestamp(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    { name: 'isTimestamp', validator: { validate: isTimestamp, defaultMessage: (args) => `${args?.property} must be ${TIMESTAMP_HINT}` } },
+    options,
+  );
+}
