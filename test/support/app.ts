@@ -61,6 +61,13 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
   };
 }
 
+export interface ProcessReplica {
+  url: string;
+  output: () => string;
+  /** Sends the process `signal` and waits for it to exit (SIGKILL: a crash, nothing cleaned up). */
+  kill: (signal: NodeJS.Signals) => Promise<void>;
+}
+
 /** One test file's deployment: its own database, and replicas that share it and one Redis key prefix. */
 export class TestDeployment {
   readonly replicas: RunningApp[] = [];
@@ -85,7 +92,7 @@ export class TestDeployment {
    * A replica in a process of its own (the built dist/main.js), for behaviour that must hold between
    * processes: nothing in-process (caches, Passport's registry) is shared with the test's replicas.
    */
-  async startProcessReplica(): Promise<{ url: string; output: () => string }> {
+  async startProcessReplica(): Promise<ProcessReplica> {
     requireBuild();
     const port = await freePort();
     const vars = testEnv({
@@ -100,7 +107,14 @@ export class TestDeployment {
     this.dataDirs.push(vars.SVC_DATA_DIR);
     const url = `http://127.0.0.1:${port}`;
     await waitForHttp(`${url}/api/health/ready`, proc);
-    return { url, output: () => proc.output() };
+    return {
+      url,
+      output: () => proc.output(),
+      kill: async (signal) => {
+        proc.child.kill(signal);
+        await proc.exited;
+      },
+    };
   }
 
   /** Closes the in-process replicas, leaving process replicas (and the database) running. */
