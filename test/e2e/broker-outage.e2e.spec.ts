@@ -1,19 +1,17 @@
-import { execFileSync } from 'node:child_process';
 import { hostname } from 'node:os';
 import { randomBytes, randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { RunEntity } from '../../src/results/entities.js';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
-import { closeBrokerConnections } from '../integration/queue/queue-fixtures.js';
+import { closeBrokerConnections, TEST_AMQP_URL } from '../integration/queue/queue-fixtures.js';
 import { eventually, login } from '../support/http.js';
-
-const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+import { dropBrokerQueues } from '../support/queues.js';
 
 /** The broker drops every connection mid-stream: nothing that got a 202 is lost or stored twice. */
 describe('V2 ingest through a broker outage', () => {
   const queue = `test.outage.${randomBytes(4).toString('hex')}`;
-  const deployment = new TestDeployment({ SVC_BROKER_AMQP_URL: AMQP_URL, SVC_BROKER_QUEUE: queue });
+  const deployment = new TestDeployment({ SVC_BROKER_AMQP_URL: TEST_AMQP_URL, SVC_BROKER_QUEUE: queue });
   let a: RunningApp;
   let b: RunningApp;
   let token: string;
@@ -28,13 +26,7 @@ describe('V2 ingest through a broker outage', () => {
   });
   afterAll(async () => {
     await deployment.stop();
-    for (const name of [queue, `${queue}.dead`]) {
-      try {
-        execFileSync('rabbitmqctl', ['delete_queue', name], { stdio: 'ignore' });
-      } catch {
-        // already gone
-      }
-    }
+    await dropBrokerQueues({ SVC_BROKER_QUEUE: queue });
   });
 
   it('answers 503 while the broker is away, reconnects, and stores every accepted result exactly once', async () => {

@@ -1,21 +1,16 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { RunEntity } from '../../src/results/entities.js';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
-
-const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+import { dropBrokerQueues, queueAdapters } from '../support/queues.js';
 
 /**
  * A consuming replica dies (SIGKILL: no shutdown, its transaction and its unacknowledged deliveries cut off) while
  * results stream in, and a new one starts: nothing that got a 202 is lost or stored twice.
  */
-describe.each([
-  ['postgres', {}],
-  ['rabbitmq', { SVC_BROKER_AMQP_URL: AMQP_URL, SVC_BROKER_QUEUE: `test.crash.${randomBytes(4).toString('hex')}` }],
-] as const)('V2 ingest over the %s queue through a replica crash', (kind, env) => {
+describe.each(queueAdapters('test.crash'))('V2 ingest over the %s queue through a replica crash', (kind, env) => {
   const deployment = new TestDeployment(env);
   let a: RunningApp;
   let token: string;
@@ -29,15 +24,7 @@ describe.each([
   });
   afterAll(async () => {
     await deployment.stop();
-    if ('SVC_BROKER_QUEUE' in env) {
-      for (const name of [env.SVC_BROKER_QUEUE, `${env.SVC_BROKER_QUEUE}.dead`]) {
-        try {
-          execFileSync('rabbitmqctl', ['delete_queue', name], { stdio: 'ignore' });
-        } catch {
-          // already gone
-        }
-      }
-    }
+    await dropBrokerQueues(env);
   });
 
   it('stores every accepted result exactly once when a consumer is killed mid-stream and another starts', async () => {

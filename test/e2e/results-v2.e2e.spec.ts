@@ -1,5 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { connect } from 'amqplib';
 import request from 'supertest';
@@ -7,13 +6,10 @@ import { ResultEntity, RunEntity } from '../../src/results/entities.js';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
+import { dropBrokerQueues, queueAdapters } from '../support/queues.js';
+import { TEST_AMQP_URL } from '../integration/queue/queue-fixtures.js';
 
-const AMQP_URL = process.env.TEST_AMQP_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
-
-describe.each([
-  ['postgres', {}],
-  ['rabbitmq', { SVC_BROKER_AMQP_URL: AMQP_URL, SVC_BROKER_QUEUE: `test.ingest.${randomBytes(4).toString('hex')}` }],
-] as const)('Test results, V2 over the %s queue', (kind, env) => {
+describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue', (kind, env) => {
   const deployment = new TestDeployment(env);
   let a: RunningApp;
   let b: RunningApp;
@@ -38,15 +34,7 @@ describe.each([
   });
   afterAll(async () => {
     await deployment.stop();
-    if (kind === 'rabbitmq') {
-      for (const queue of [env.SVC_BROKER_QUEUE, `${env.SVC_BROKER_QUEUE}.dead`]) {
-        try {
-          execFileSync('rabbitmqctl', ['delete_queue', queue], { stdio: 'ignore' });
-        } catch {
-          // already gone
-        }
-      }
-    }
+    await dropBrokerQueues(env);
   });
 
   it('accepts a run, results and a finish with 202 and processes them', async () => {
@@ -222,7 +210,7 @@ describe.each([
     const poison = JSON.stringify({ kind: 'run', projectId: String(projectId), uuid: 'not-a-uuid', name: 'poison' });
     const good = randomUUID();
     if (kind === 'rabbitmq') {
-      const connection = await connect(AMQP_URL);
+      const connection = await connect(TEST_AMQP_URL);
       const channel = await connection.createConfirmChannel();
       channel.sendToQueue(env.SVC_BROKER_QUEUE, Buffer.from(poison), { persistent: true });
       await channel.waitForConfirms();
@@ -240,7 +228,7 @@ describe.each([
         );
         return rows[0]?.last_error;
       }
-      const connection = await connect(AMQP_URL);
+      const connection = await connect(TEST_AMQP_URL);
       try {
         const channel = await connection.createChannel();
         for (let m = await channel.get(`${env.SVC_BROKER_QUEUE}.dead`); m; m = await channel.get(`${env.SVC_BROKER_QUEUE}.dead`)) {
