@@ -26,7 +26,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const { status, message } = this.describe(exception);
     if (isDataException(exception)) {
       // Input the validators let through but PostgreSQL refused: a 400 for the client, a gap to close for us.
-      this.logger.warn(`400 from the database: ${exception instanceof Error ? (exception.stack ?? exception.message) : String(exception)}`);
+      this.logger.warn(`400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`);
     } else if (status >= 500 && exception instanceof AppError) {
       // An expected outage (broker away, ...): one line, no stack.
       this.logger.warn(`${status} ${exception.message}`);
@@ -48,8 +48,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return { status: HTTP_STATUS_OF[exception.code], message: exception.message };
     }
     if (isDataException(exception)) {
-      const detail = (exception as { message?: unknown }).message;
-      return { status: 400, message: `The request holds a value the database cannot store${typeof detail === 'string' ? `: ${detail}` : ''}` };
+      return { status: 400, message: 'The request holds a value that cannot be stored: too long, out of range or of a form not accepted' };
     }
     if (exception instanceof ThrottlerException) {
       return { status: 429, message: 'Too many requests; wait 60 seconds and retry' };

@@ -1,4 +1,5 @@
-import { isStorableText, isTimestamp, UUID } from './formats.js';
+import { validateSync } from 'class-validator';
+import { isStorableText, isTimestamp, MaxChars, UUID } from './formats.js';
 
 describe(isTimestamp.name, () => {
   it.each([
@@ -8,6 +9,8 @@ describe(isTimestamp.name, () => {
     '2026-11-22T10:15:00.123456789+05:30',
     '2024-02-29T23:59:59-12:00',
     '2026-11-22',
+    '2026-11-22T10:15Z',
+    '2026-11-22T11:15+01:00',
     '0001-01-01T00:00:00Z',
     '9999-12-31T23:59:59.999Z',
     '0001-01-01T00:00:00-01:00',
@@ -29,7 +32,8 @@ describe(isTimestamp.name, () => {
     ['an ordinal date', '2009-123'],
     ['the basic format', '20261122T101500Z'],
     ['no offset', '2026-11-22T10:15:00'],
-    ['no seconds', '2026-11-22T10:15Z'],
+    ['a fraction without seconds', '2026-11-22T10:15.5Z'],
+    ['no minutes', '2026-11-22T10Z'],
     ['an expanded year', '+010000-01-01T00:00:00Z'],
     ['a trailing newline', '2026-11-22T10:15:00Z\n'],
     ['a number', 1795342500000],
@@ -73,5 +77,21 @@ describe('UUID', () => {
     ]) {
       expect(UUID.test(value)).toBe(false);
     }
+  });
+});
+
+describe(MaxChars.name, () => {
+  class Named {
+    @MaxChars(3)
+    name: unknown;
+  }
+  const errors = (name: unknown) => validateSync(Object.assign(new Named(), { name })).map((e) => Object.values(e.constraints ?? {}));
+
+  it('counts code points, as varchar(n) does', () => {
+    expect(errors('abc')).toEqual([]);
+    expect(errors('😀😀😀')).toEqual([]);
+    expect(errors('a\uFE0Fb\uFE0F')).toEqual([['name must be shorter than or equal to 3 characters']]);
+    expect(errors('abcd')).toHaveLength(1);
+    expect(errors(7)).toHaveLength(1);
   });
 });

@@ -8,13 +8,14 @@ import { ValidateBy, type ValidationOptions } from 'class-validator';
 export const UUID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/i;
 
 /**
- * The timestamps the API takes: RFC 3339 (`2026-11-22T10:15:00.000Z`, any offset, any fraction) or a bare date
- * (`2026-11-22`, midnight UTC). Narrower than ISO 8601 on purpose: week dates, ordinal dates and the basic
+ * The timestamps the API takes: ISO 8601 extended format with Z or an offset (`2026-11-22T10:15:00.000Z`,
+ * `2026-11-22T11:15+01:00`; seconds and fraction optional) or a bare date (`2026-11-22`, midnight UTC). Without
+ * an offset a time would be the server's local time, so it is refused. Narrower than ISO 8601 on purpose: week dates, ordinal dates and the basic
  * format (`20261122T101500Z`) pass class-validator's IsDateString but JavaScript cannot read them; a leap second,
  * February 30 or a year outside 1-9999 (after the offset is applied) cannot be stored by PostgreSQL, or would be
  * silently moved. Such input is refused at the door, never failing later in a write or a queue consumer.
  */
-const SHAPE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d{1,9})?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
+const SHAPE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
 
 const MIN = Date.parse('0001-01-01T00:00:00Z');
 const MAX = Date.parse('9999-12-31T23:59:59.999Z');
@@ -35,7 +36,7 @@ export function isTimestamp(value: unknown): value is string {
   if (month < 1 || month > 12 || day < 1 || day > daysIn(year, month)) {
     return false;
   }
-  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6]) > 59)) {
+  if (m[4] !== undefined && (Number(m[4]) > 23 || Number(m[5]) > 59 || Number(m[6] ?? 0) > 59)) {
     return false;
   }
   if (m[7] !== undefined && (Number(m[7]) > 23 || Number(m[8]) > 59)) {
@@ -55,7 +56,25 @@ export function isStorableText(value: unknown): value is string {
 
 export const STORABLE_TEXT_HINT = 'must not contain NUL characters or unpaired surrogates';
 
-export const TIMESTAMP_HINT = 'an ISO 8601 timestamp such as 2026-11-22T10:15:00.000Z';
+export const TIMESTAMP_HINT =
+  'an ISO 8601 timestamp with Z or a UTC offset, such as 2026-11-22T10:15:00.000Z, or a date such as 2026-11-22';
+
+/**
+ * At most `max` characters as PostgreSQL's varchar(n) counts them (code points). class-validator's MaxLength
+ * leaves out U+FE0E and U+FE0F, so 500 of `a\uFE0F` passed MaxLength(500) and overflowed varchar(500).
+ */
+export function MaxChars(max: number, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'maxChars',
+      validator: {
+        validate: (value: unknown) => typeof value === 'string' && (value.length <= max || [...value].length <= max),
+        defaultMessage: (args) => `${args?.property} must be shorter than or equal to ${max} characters`,
+      },
+    },
+    options,
+  );
+}
 
 /** class-validator's decorator for {@link isStorableText}. */
 export function IsStorableText(options?: ValidationOptions): PropertyDecorator {

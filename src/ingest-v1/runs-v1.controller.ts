@@ -56,8 +56,9 @@ export class RunsV1Controller {
   @ApiOperation({
     summary: 'Add up to 1000 results, all or nothing (REPORTER)',
     description:
-      'The ids answer in input order; a result whose uuid is stored already is not stored again and answers with its ' +
-      'stored id. A finished run takes no more results (409); V2, whose results may be processed after the finish ' +
+      'The ids answer in input order; a result whose uuid is stored already in this run is not stored again and ' +
+      'answers with its stored id (in another run of the project: 409). A finished run takes no more results (409); ' +
+      'V2, whose results may be processed after the finish ' +
       'that followed them, keeps them instead.',
   })
   @ApiBody({ type: AddResultsDto })

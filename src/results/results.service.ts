@@ -66,7 +66,7 @@ export class ResultsService {
         throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
       }
       const written = await this.writer.write(tx, run, items);
-      return { run, ...written, ...(await this.withStoredIds(tx, run.projectId, items, written.ids)) };
+      return { run, ...written, ...(await this.withStoredIds(tx, run, items, written.ids)) };
     });
     this.writer.remember([outcome]);
     this.emit({
@@ -81,19 +81,30 @@ export class ResultsService {
   /**
    * A result the writer skipped because its UUID is stored already (a client retrying a batch, or repeating a
    * UUID within one) is answered with the id it is stored under, so a retry gets the answer the first try got.
+   * A UUID stored in another run of the project is a 409 for the whole batch: that result is not this run's.
    */
   private async withStoredIds(
     tx: EntityManager,
-    projectId: string,
+    run: { id: string; projectId: string },
     items: ResultInput[],
     ids: (string | null)[],
   ): Promise<{ ids: string[]; added: number }> {
     const skipped = [...new Set(items.flatMap((r, i) => (ids[i] === null && r.uuid ? [r.uuid.toLowerCase()] : [])))];
-    const known = skipped.length ? await this.runs.resultIdsByUuid(tx, projectId, skipped) : new Map<string, string>();
-    return {
-      ids: ids.map((id, i) => id ?? known.get(items[i].uuid!.toLowerCase())!),
-      added: ids.filter((id) => id !== null).length,
-    };
+    const known = skipped.length ? await this.runs.resultsByUuid(tx, run.projectId, skipped) : new Map<string, { id: string; runId: string }>();
+    const answered = ids.map((id, i) => {
+      if (id !== null) {
+        return id;
+      }
+      const stored = known.get(items[i].uuid!.toLowerCase());
+      if (!stored) {
+        throw AppError.conflict(`results.${i}.uuid ${items[i].uuid} was stored and removed meanwhile; send the batch again`);
+      }
+      if (stored.runId !== String(run.id)) {
+        throw AppError.conflict(`results.${i}.uuid ${items[i].uuid} is stored already, in run ${stored.runId}`);
+      }
+      return stored.id;
+    });
+    return { ids: answered, added: ids.filter((id) => id !== null).length };
   }
 
   async listResults(runId: string, query: ResultsQueryDto): Promise<Page<ResultDto>> {

@@ -41,13 +41,13 @@ export class RunsRepository {
     return rows[0] ? { id: String(rows[0].id), projectId: String(rows[0].project_id), status: rows[0].status } : null;
   }
 
-  /** The ids of the project's results with these (lower-case) UUIDs, by UUID. */
-  async resultIdsByUuid(tx: EntityManager, projectId: string, uuids: string[]): Promise<Map<string, string>> {
-    const rows: { id: string; uuid: string }[] = await tx.query(
-      'SELECT id, uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
+  /** The project's results with these (lower-case) UUIDs: id and run, by UUID. */
+  async resultsByUuid(tx: EntityManager, projectId: string, uuids: string[]): Promise<Map<string, { id: string; runId: string }>> {
+    const rows: { id: string; run_id: string; uuid: string }[] = await tx.query(
+      'SELECT id, run_id, uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
       [projectId, uuids],
     );
-    return new Map(rows.map((r) => [r.uuid, String(r.id)]));
+    return new Map(rows.map((r) => [r.uuid, { id: String(r.id), runId: String(r.run_id) }]));
   }
 
   async projectOfRun(id: string): Promise<string | null> {

@@ -25,8 +25,11 @@ describe('V2 ingest through a broker outage', () => {
     token = jwt;
   });
   afterAll(async () => {
-    await deployment.stop();
-    await dropBrokerQueues({ SVC_BROKER_QUEUE: queue });
+    try {
+      await deployment.stop();
+    } finally {
+      await dropBrokerQueues({ SVC_BROKER_QUEUE: queue });
+    }
   });
 
   it('answers 503 while the broker is away, reconnects, and stores every accepted result exactly once', async () => {

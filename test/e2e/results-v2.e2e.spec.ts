@@ -33,8 +33,11 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     viewer = (await login(a.url, v.email, v.password)).accessToken;
   });
   afterAll(async () => {
-    await deployment.stop();
-    await dropBrokerQueues(env);
+    try {
+      await deployment.stop();
+    } finally {
+      await dropBrokerQueues(env);
+    }
   });
 
   it('accepts a run, results and a finish with 202 and processes them', async () => {
@@ -160,6 +163,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
       ['', { uuid, name: 'x', startedAt: '2016-12-31T23:59:60Z' }, /startedAt/],
       ['', { uuid, name: 'x', startedAt: '2009-W53-7' }, /startedAt/],
       ['', { uuid, name: '  ' }, /name must not be blank/],
+      ['', { uuid, name: '\uFE0F'.repeat(501) }, /name must be shorter than or equal to 500 characters/],
       ['', { uuid, name: 'x', attributes: { k: '\ud800' } }, /attributes/],
       ['', { uuid: `urn:uuid:${uuid}`, name: 'x' }, /uuid must be a UUID/],
       [`/${uuid}/results`, { results: [{ uuid: `urn:uuid:${randomUUID()}`, name: 'x', status: 'PASSED' }] }, /results\.0\.uuid/],

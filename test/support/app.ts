@@ -63,7 +63,10 @@ export async function startApp(env: Record<string, string> = {}): Promise<Runnin
 
 export interface ProcessReplica {
   url: string;
+  pid: number;
   output: () => string;
+  /** Sends the process `signal` (SIGSTOP, SIGCONT, ...) without waiting. */
+  signal: (signal: NodeJS.Signals) => void;
   /** Sends the process `signal` and waits for it to exit (SIGKILL: a crash, nothing cleaned up). */
   kill: (signal: NodeJS.Signals) => Promise<void>;
 }
@@ -109,7 +112,9 @@ export class TestDeployment {
     await waitForHttp(`${url}/api/health/ready`, proc);
     return {
       url,
+      pid: proc.child.pid!,
       output: () => proc.output(),
+      signal: (signal) => void proc.child.kill(signal),
       kill: async (signal) => {
         proc.child.kill(signal);
         await proc.exited;

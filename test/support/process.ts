@@ -1,5 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import net from 'node:net';
 import { resolve } from 'node:path';
 
@@ -57,4 +57,29 @@ export async function waitForHttp(url: string, proc: ServiceProcess, timeoutMs =
     await new Promise((r) => setTimeout(r, 200));
   }
   throw new Error(`the service did not answer in time:\n${proc.output()}`);
+}
+
+/** The local ports of process `pid`'s TCP connections to `remotePort` (from /proc: Linux only). */
+export function tcpPortsOf(pid: number, remotePort: number): number[] {
+  const inodes = new Set<string>();
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+      if (inode) {
+        inodes.add(inode);
+      }
+    } catch {
+      // closed meanwhile
+    }
+  }
+  const ports: number[] = [];
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols.length > 9 && inodes.has(cols[9]) && parseInt(cols[2].split(':')[1], 16) === remotePort) {
+        ports.push(parseInt(cols[1].split(':')[1], 16));
+      }
+    }
+  }
+  return ports;
 }

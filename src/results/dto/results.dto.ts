@@ -22,7 +22,7 @@ import {
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { RESULT_STATUSES } from '../entities.js';
 import type { ResultStatus, RunStatus } from '../entities.js';
-import { IsStorableText, isStorableText, IsTimestamp, STORABLE_TEXT_HINT } from '../../common/formats.js';
+import { IsStorableText, isStorableText, IsTimestamp, MaxChars, STORABLE_TEXT_HINT } from '../../common/formats.js';
 
 @ValidatorConstraint({ name: 'attributes' })
 export class IsAttributes implements ValidatorConstraintInterface {
@@ -45,7 +45,8 @@ export class CreateRunDto {
   @ApiProperty({ example: 'nightly #512', description: 'Trimmed; must hold more than spaces' })
   @IsString()
   @Matches(/\S/, { message: 'name must not be blank' })
-  @MaxLength(500)
+  @MaxLength(500) // for the OpenAPI; MaxChars is the check varchar(500) needs
+  @MaxChars(500)
   @IsStorableText()
   name: string;
 

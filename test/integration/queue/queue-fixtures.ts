@@ -92,3 +92,16 @@ export async function closeBrokerConnections(connectionName: string): Promise<nu
   }
   return pids.length;
 }
+
+/** Messages delivered and not yet acknowledged on the broker connections whose client ports are `ports`. */
+export async function unackedOnPorts(ports: number[]): Promise<number> {
+  const rows = async (args: string[]) =>
+    (await run(RABBITMQCTL, [...args, '-q', '--no-table-headers'])).stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split('\t'));
+  const connections = new Set((await rows(['list_connections', 'pid', 'peer_port'])).filter(([, port]) => ports.includes(Number(port))).map(([pid]) => pid));
+  return (await rows(['list_channels', 'connection', 'messages_unacknowledged']))
+    .filter(([connection]) => connections.has(connection))
+    .reduce((n, [, unacked]) => n + Number(unacked), 0);
+}

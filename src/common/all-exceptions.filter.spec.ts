@@ -1,0 +1,51 @@
+import type { ArgumentsHost } from '@nestjs/common';
+import { AllExceptionsFilter } from './all-exceptions.filter.js';
+import { AppError } from './app-error.js';
+
+/** What the filter answers for `exception`: status and body. */
+function answer(exception: unknown): { status: number; body: unknown } {
+  const sent: { status: number; body: unknown } = { status: 0, body: undefined };
+  const res = {
+    headersSent: false,
+    setHeader: () => res,
+    status: (code: number) => ((sent.status = code), res),
+    json: (body: unknown) => ((sent.body = body), res),
+  };
+  const host = { getType: () => 'http', switchToHttp: () => ({ getResponse: () => res }) } as unknown as ArgumentsHost;
+  new AllExceptionsFilter().catch(exception, host);
+  return sent;
+}
+
+/** An error as TypeORM wraps PostgreSQL's, SQLSTATE in driverError.code. */
+function databaseError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { driverError: { code } });
+}
+
+describe(AllExceptionsFilter.name, () => {
+  it('answers a PostgreSQL data exception (class 22) with a 400 that names no column type, table or SQL', () => {
+    for (const [code, message] of [
+      ['22001', 'value too long for type character varying(500)'],
+      ['22021', 'invalid byte sequence for encoding "UTF8": 0x00'],
+      ['22P02', 'invalid input syntax for type uuid: "x"'],
+      ['22008', 'date/time field value out of range'],
+    ]) {
+      const { status, body } = answer(databaseError(code, message));
+      expect(status).toBe(400);
+      expect(body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/cannot be stored/) });
+      expect(JSON.stringify(body)).not.toMatch(/varying|UTF8|uuid|field value/);
+    }
+  });
+
+  it('keeps other database errors a 500 that leaks nothing', () => {
+    const { status, body } = answer(databaseError('23505', 'duplicate key value violates unique constraint "uq_x"'));
+    expect(status).toBe(500);
+    expect(JSON.stringify(body)).not.toMatch(/uq_x|duplicate/);
+  });
+
+  it('answers an AppError with its own status and message', () => {
+    expect(answer(AppError.conflict('Run 4 is finished'))).toEqual({
+      status: 409,
+      body: { status: 409, error: 'Conflict', message: 'Run 4 is finished' },
+    });
+  });
+});
