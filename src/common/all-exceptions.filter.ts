@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import { ThrottlerException } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
-import { sqlStateOf } from './db-errors.js';
+import { isDataException, sqlStateOf } from './db-errors.js';
 import { errorBody } from './error-body.js';
 
 interface HttpLikeError {
@@ -64,11 +64,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     return { status: 500, message: 'An unexpected error occurred; it has been logged' };
   }
-}
-
-/** PostgreSQL's class 22 (data exception: a value out of range, an invalid character or timestamp, ...). */
-function isDataException(exception: unknown): boolean {
-  return sqlStateOf(exception)?.startsWith('22') === true;
 }
 
 function messageOf(exception: HttpException): string {

@@ -17,3 +17,8 @@ export function isUniqueViolation(error: unknown): boolean {
 export function isForeignKeyViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23503';
 }
+
+/** PostgreSQL's class 22, data exception: a value too long or out of range, an invalid character or timestamp. */
+export function isDataException(error: unknown): boolean {
+  return sqlStateOf(error)?.startsWith('22') === true;
+}

@@ -59,35 +59,26 @@ export const STORABLE_TEXT_HINT = 'must not contain NUL characters or unpaired s
 export const TIMESTAMP_HINT =
   'an ISO 8601 timestamp with Z or a UTC offset, such as 2026-11-22T10:15:00.000Z, or a date such as 2026-11-22';
 
+/** A class-validator decorator for one rule, its message naming the property. */
+function rule(name: string, validate: (value: unknown) => boolean, problem: string, options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy({ name, validator: { validate, defaultMessage: (args) => `${args?.property} ${problem}` } }, options);
+}
+
 /**
  * At most `max` characters as PostgreSQL's varchar(n) counts them (code points). class-validator's MaxLength
  * leaves out U+FE0E and U+FE0F, so 500 of `a\uFE0F` passed MaxLength(500) and overflowed varchar(500).
  */
 export function MaxChars(max: number, options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    {
-      name: 'maxChars',
-      validator: {
-        validate: (value: unknown) => typeof value === 'string' && (value.length <= max || [...value].length <= max),
-        defaultMessage: (args) => `${args?.property} must be shorter than or equal to ${max} characters`,
-      },
-    },
-    options,
-  );
+  const fits = (value: unknown) => typeof value === 'string' && (value.length <= max || [...value].length <= max);
+  return rule('maxChars', fits, `must be shorter than or equal to ${max} characters`, options);
 }
 
 /** class-validator's decorator for {@link isStorableText}. */
 export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    { name: 'isStorableText', validator: { validate: isStorableText, defaultMessage: (args) => `${args?.property} ${STORABLE_TEXT_HINT}` } },
-    options,
-  );
+  return rule('isStorableText', isStorableText, STORABLE_TEXT_HINT, options);
 }
 
 /** class-validator's decorator for {@link isTimestamp}. */
 export function IsTimestamp(options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy(
-    { name: 'isTimestamp', validator: { validate: isTimestamp, defaultMessage: (args) => `${args?.property} must be ${TIMESTAMP_HINT}` } },
-    options,
-  );
+  return rule('isTimestamp', isTimestamp, `must be ${TIMESTAMP_HINT}`, options);
 }

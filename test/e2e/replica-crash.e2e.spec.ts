@@ -1,14 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { RunEntity } from '../../src/results/entities.js';
-import { unackedOnPorts } from '../integration/queue/queue-fixtures.js';
+import { sleep, unackedOnPorts } from '../integration/queue/queue-fixtures.js';
 import { insertUser } from '../factories/user.factory.js';
 import { ProcessReplica, RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
 import { tcpPortsOf } from '../support/process.js';
 import { dropBrokerQueues, QueueKind, queueAdapters } from '../support/queues.js';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * A consuming replica dies (SIGKILL: no shutdown, its transaction and its unacknowledged deliveries cut off) while

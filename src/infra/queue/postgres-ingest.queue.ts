@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import { AppError } from '../../common/app-error.js';
-import { sqlStateOf } from '../../common/db-errors.js';
+import { isDataException } from '../../common/db-errors.js';
 import { Backoff, describeMessage, errorText, runBatch, unavailable } from './batch-runner.js';
 import {
   BatchHandler,
@@ -92,7 +92,7 @@ export class PostgresIngestQueue extends IngestQueue {
     try {
       await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1)', [encodeMessage(message)]);
     } catch (error) {
-      if (sqlStateOf(error)?.startsWith('22')) {
+      if (isDataException(error)) {
         // Data exception (a character text cannot hold, say): the message's fault, not the database's.
         throw AppError.validation(`The message cannot be stored: ${errorText(error, 200)}`);
       }

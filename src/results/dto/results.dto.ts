@@ -42,10 +42,9 @@ export class IsAttributes implements ValidatorConstraintInterface {
 }
 
 export class CreateRunDto {
-  @ApiProperty({ example: 'nightly #512', description: 'Trimmed; must hold more than spaces' })
+  @ApiProperty({ example: 'nightly #512', description: 'Trimmed; must hold more than spaces', maxLength: 500 })
   @IsString()
   @Matches(/\S/, { message: 'name must not be blank' })
-  @MaxLength(500) // for the OpenAPI; MaxChars is the check varchar(500) needs
   @MaxChars(500)
   @IsStorableText()
   name: string;
