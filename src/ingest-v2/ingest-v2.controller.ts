@@ -12,7 +12,7 @@ import {
 import { RequireProjectRole } from '../access/project-role.guard.js';
 import { AppError } from '../common/app-error.js';
 import { ErrorBody } from '../common/error-body.js';
-import { type RawBodyRequest, utf8BodyText } from '../common/raw-body.js';
+import { type RawBodyRequest, utf8Body } from '../common/raw-body.js';
 import {
   AcceptedUuidDto,
   AcceptedUuidsDto,
@@ -60,7 +60,7 @@ export class IngestV2Controller {
     @Body(new ResultsBatchPipe(5000, true)) dto: ResultsBatch<AddResultsV2Dto>,
     @Req() req: RawBodyRequest,
   ): Promise<AcceptedUuidsDto> {
-    return this.ingest.addResults(projectId, runUuid, dto, utf8BodyText(req));
+    return this.ingest.addResults(projectId, runUuid, dto, utf8Body(req));
   }
 
   @Post(':runUuid/finish')

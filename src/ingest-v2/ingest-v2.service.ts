@@ -30,10 +30,10 @@ export class IngestV2Service {
   }
 
   /**
-   * `body`, when given, is the exact JSON text `dto` was parsed from (and the schema admits nothing else): it is
-   * queued as it came rather than serialised again, and the consumer lower-cases its UUIDs.
+   * `body`, when given, is the exact JSON text `dto` was parsed from, as UTF-8 (and the schema admits nothing
+   * else): it is queued as it came rather than serialised again, and the consumer lower-cases its UUIDs.
    */
-  async addResults(projectId: string, runUuid: string, dto: AddResultsV2Dto, body?: string): Promise<AcceptedUuidsDto> {
+  async addResults(projectId: string, runUuid: string, dto: AddResultsV2Dto, body?: Buffer): Promise<AcceptedUuidsDto> {
     const uuids = dto.results.map((r) => r.uuid.toLowerCase());
     const run = runUuid.toLowerCase();
     await this.queue.publish(

@@ -102,6 +102,25 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     expect(stored.map((r) => [r.uuid, r.name, r.message])).toEqual([[results[0].uuid, results[0].name, results[0].message]]);
   });
 
+  it('stores a batch with bytes that are not UTF-8 as the parser read them (U+FFFD), not as sent', async () => {
+    const uuid = randomUUID();
+    await post(a.url, `/api/v2/projects/${projectId}/runs`, { uuid, name: 'not utf-8' }).expect(202);
+    const result = randomUUID();
+    const [before, after] = JSON.stringify({ results: [{ uuid: result, name: 'bad @ byte', status: 'PASSED' }] }).split('@');
+    const res = await fetch(`${a.url}/api/v2/projects/${projectId}/runs/${uuid}/results`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: Buffer.concat([Buffer.from(before), Buffer.from([0xff]), Buffer.from(after)]),
+    });
+    expect([res.status, await res.json()]).toEqual([202, { uuids: [result] }]);
+    const run = await eventually(async () => {
+      const r = await runOf(uuid);
+      return r && r.countTotal === 1 ? r : undefined;
+    }, 15_000);
+    const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id } });
+    expect(stored.map((r) => r.name)).toEqual(['bad \uFFFD byte']);
+  });
+
   it('answers 404 for a run not processed (or never sent)', async () => {
     await request(a.url).get(`/api/v2/projects/${projectId}/runs/${randomUUID()}`).set('Authorization', `Bearer ${viewer}`).expect(404);
     await request(a.url).get(`/api/v2/projects/${projectId}/runs/not-a-uuid`).set('Authorization', `Bearer ${viewer}`).expect(400);

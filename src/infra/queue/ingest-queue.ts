@@ -35,21 +35,27 @@ export interface RawResultsMessage {
   kind: 'results';
   projectId: string;
   runUuid: string;
-  /** The validated request body, `{"results":[...]}`, as JSON text. */
-  body: string;
+  /** The validated request body, `{"results":[...]}`: its JSON text as UTF-8, the bytes the client sent. */
+  body: Buffer;
 }
 
 /** What the door hands to `publish`. */
 export type OutgoingMessage = IngestMessage | RawResultsMessage;
 
-/** A message as queued: JSON text, the same for both queues. */
-export function encodeMessage(message: OutgoingMessage): string {
+/**
+ * A message as queued: JSON text as UTF-8, the same for both queues. A client's body goes in as the bytes it
+ * came as (one copy; no decoding and encoding of the batch again).
+ */
+export function encodeMessage(message: OutgoingMessage): Buffer {
   if ('body' in message) {
     const { projectId, runUuid, body } = message;
-    return `{"kind":"results","projectId":${JSON.stringify(projectId)},"runUuid":${JSON.stringify(runUuid)},"batch":${body}}`;
+    const head = `{"kind":"results","projectId":${JSON.stringify(projectId)},"runUuid":${JSON.stringify(runUuid)},"batch":`;
+    return Buffer.concat([Buffer.from(head), body, CLOSE]);
   }
-  return JSON.stringify(message);
+  return Buffer.from(JSON.stringify(message));
 }
+
+const CLOSE = Buffer.from('}');
 
 /**
  * A queued message back as the handler takes it; undefined when the text is not a JSON object with a kind (such

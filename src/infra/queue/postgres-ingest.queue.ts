@@ -90,6 +90,8 @@ export class PostgresIngestQueue extends IngestQueue {
 
   async publish(message: OutgoingMessage): Promise<void> {
     try {
+      // Bytes, so the driver sends them as they are (binary format: for text, the UTF-8 bytes, which the server
+      // checks as it does text).
       await this.db.query('INSERT INTO ingest_queue (payload) VALUES ($1)', [encodeMessage(message)]);
     } catch (error) {
       if (isDataException(error)) {

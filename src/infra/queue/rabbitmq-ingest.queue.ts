@@ -92,7 +92,7 @@ export class RabbitMqIngestQueue extends IngestQueue {
   }
 
   publish(message: OutgoingMessage): Promise<void> {
-    return this.link.send(this.options.queue, Buffer.from(encodeMessage(message)), {
+    return this.link.send(this.options.queue, encodeMessage(message), {
       contentType: 'application/json',
       headers: { [ATTEMPTS_HEADER]: 0 },
     });

@@ -271,14 +271,14 @@ describe.each([
         kind: 'results',
         projectId: '7',
         runUuid,
-        body: `{ "results" : [ {"uuid":"${uuid}","name":"a\\tb","status":"PASSED","durationMs":5} ] }\n`,
+        body: Buffer.from(`{ "results" : [ {"uuid":"${uuid}","name":"a\\tb ✓","status":"PASSED","durationMs":5} ] }\n`),
       });
       await waitFor('the results message', () => seen.length === 1);
       expect(seen[0]).toEqual({
         kind: 'results',
         projectId: '7',
         runUuid,
-        results: [{ uuid: uuid.toLowerCase(), name: 'a\tb', status: 'PASSED', durationMs: 5 }],
+        results: [{ uuid: uuid.toLowerCase(), name: 'a\tb ✓', status: 'PASSED', durationMs: 5 }],
       });
     },
     LIMIT,
