@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
-import { copyField, copyIn, CopyText } from '../database/copy-in.js';
+import { copyField, copyIn } from '../database/copy-in.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
 
@@ -55,11 +55,7 @@ function firstOfEachUuid(items: ResultInput[]): number[] {
  * written meanwhile may fail on the primary key (and be retried), never store a duplicate id.
  * (A constant regclass: nextval() finds the sequence once, not once a row.)
  */
-async function nextIds(
-  tx: EntityManager,
-  sequence: 'results_id_seq' | 'test_cases_id_seq',
-  n: number,
-): Promise<string[]> {
+async function nextIds(tx: EntityManager, sequence: 'results_id_seq' | 'test_cases_id_seq', n: number): Promise<string[]> {
   const [{ step, starts }]: { step: string; starts: string[] }[] = await tx.query(
     `SELECT s.seqincrement AS step,
             ARRAY(SELECT nextval('${sequence}'::regclass) FROM generate_series(1, ceil($1::numeric / s.seqincrement)::int)) AS starts
@@ -123,18 +119,23 @@ export class ResultsWriter {
 
     const runId = copyField(run.id);
     const projectId = copyField(run.projectId);
-    const text = new CopyText();
+    const chunks: string[] = [];
+    let lines: string[] = [];
     fresh.forEach((index, k) => {
       const r = items[index];
-      text.add(
+      lines.push(
         `${ids[k]}\t${runId}\t${projectId}\t${testIds[index]}\t${copyField(r.uuid)}\t` +
           `${copyField(r.name)}\t${copyField(r.suite ?? '')}\t${r.status}\t` +
           `${r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)}\t${copyField(r.message)}\t` +
           `${copyField(r.trace)}\t${r.startedAt ? r.startedAt.toISOString() : '\\N'}\t` +
           `${r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}'}\t${r.retry ?? 0}\n`,
       );
+      if (lines.length === 1000) {
+        chunks.push(lines.join(''));
+        lines = [];
+      }
     });
-    const chunks = text.done();
+    chunks.push(lines.join(''));
 
     let stored: (string | null)[] = ids;
     if (!withUuids) {
@@ -171,11 +172,7 @@ export class ResultsWriter {
    * index and the rows go again through the session's staging table and one INSERT … ON CONFLICT DO NOTHING,
    * which skips what exists. Rows go in id order (= input order). Returns the ids stored, null where skipped.
    */
-  private async insertIdempotent(
-    tx: EntityManager,
-    ids: string[],
-    chunks: Buffer[],
-  ): Promise<(string | null)[]> {
+  private async insertIdempotent(tx: EntityManager, ids: string[], chunks: string[]): Promise<(string | null)[]> {
     await tx.query('SAVEPOINT results_copy');
     try {
       await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, chunks);
@@ -221,20 +218,13 @@ export class ResultsWriter {
   ): Promise<boolean> {
     const newIds = await nextIds(tx, 'test_cases_id_seq', identities.length);
     const project = copyField(projectId);
-    const rows = new CopyText();
-    identities.forEach((identity, i) => {
+    const rows = identities.map((identity, i) => {
       const item = latest.get(identity)!;
-      rows.add(
-        `${newIds[i]}\t${project}\t${identity}\t${copyField(item.testId)}\t${copyField(item.suite ?? '')}\t${copyField(item.name)}\n`,
-      );
+      return `${newIds[i]}\t${project}\t${identity}\t${copyField(item.testId)}\t${copyField(item.suite ?? '')}\t${copyField(item.name)}\n`;
     });
     await tx.query('SAVEPOINT test_cases_copy');
     try {
-      await copyIn(
-        tx,
-        'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN',
-        rows.done(),
-      );
+      await copyIn(tx, 'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN', [rows.join('')]);
       await tx.query('RELEASE SAVEPOINT test_cases_copy');
     } catch (error) {
       if (!isUniqueViolation(error)) {
@@ -370,9 +360,7 @@ export class ResultsWriter {
   }
 
   private async counts(tx: EntityManager, runId: string): Promise<RunCounts> {
-    const rows: Record<string, number>[] = await tx.query(`SELECT ${COUNT_COLUMNS} FROM runs WHERE id = $1`, [
-      runId,
-    ]);
+    const rows: Record<string, number>[] = await tx.query(`SELECT ${COUNT_COLUMNS} FROM runs WHERE id = $1`, [runId]);
     return toCounts(rows[0]);
   }
 }
