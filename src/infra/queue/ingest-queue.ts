@@ -35,7 +35,7 @@ export interface RawResultsMessage {
   kind: 'results';
   projectId: string;
   runUuid: string;
-  /** The validated request body, `{"results":[...]}`: its JSON text as UTF-8, the bytes the client sent. */
+  /** The validated request body, `{"results":[...]}`: its JSON text as UTF-8, as received (any Content-Encoding undone, less a BOM). */
   body: Buffer;
 }
 
