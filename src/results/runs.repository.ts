@@ -41,10 +41,16 @@ export class RunsRepository {
     return rows[0] ? { id: String(rows[0].id), projectId: String(rows[0].project_id), status: rows[0].status } : null;
   }
 
-  /** The project's results with these (lower-case) UUIDs: id and run, by UUID. */
+  /**
+   * The project's results with these (lower-case) UUIDs: id and run, by UUID. One probe of the unique index per
+   * UUID by construction (LATERAL … LIMIT 1, as the writer looks up test cases): with `uuid = ANY($2)` the
+   * planner, going by the statistics of a table that had just grown by a burst of results, scanned all of the
+   * project's results.
+   */
   async resultsByUuid(tx: EntityManager, projectId: string, uuids: string[]): Promise<Map<string, { id: string; runId: string }>> {
     const rows: { id: string; run_id: string; uuid: string }[] = await tx.query(
-      'SELECT id, run_id, uuid FROM results WHERE project_id = $1 AND uuid = ANY($2::uuid[])',
+      `SELECT r.id, r.run_id, r.uuid FROM unnest($2::uuid[]) AS k(uuid)
+         CROSS JOIN LATERAL (SELECT id, run_id, uuid FROM results WHERE project_id = $1 AND uuid = k.uuid LIMIT 1) r`,
       [projectId, uuids],
     );
     return new Map(rows.map((r) => [r.uuid, { id: String(r.id), runId: String(r.run_id) }]));
