@@ -34,6 +34,20 @@ export default defineConfig(
         },
       ],
       '@typescript-eslint/no-explicit-any': 'error',
+      // class-validator's MaxLength does not count U+FE0E/U+FE0F, so a value it passes can overflow the
+      // varchar(n) it is checked for and come back as a database error instead of a 400 naming the field.
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: 'class-validator',
+              importNames: ['MaxLength', 'Length'],
+              message: 'Use MaxChars from src/common/formats.ts: it counts characters as PostgreSQL does.',
+            },
+          ],
+        },
+      ],
 
       // `any` here only ever comes from libraries typed loosely (Express `req.route`, supertest `res.body`,
       // `Array.isArray` narrowing to any[]); the no-unsafe-* family then reports every use of such a value,

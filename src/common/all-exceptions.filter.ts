@@ -23,8 +23,11 @@ export class AllExceptionsFilter implements ExceptionFilter {
       throw exception;
     }
     const res = host.switchToHttp().getResponse<Response>();
-    const { status, message } = this.describe(exception);
-    if (isDataException(exception)) {
+    const refusedByDatabase = isDataException(exception);
+    const { status, message } = refusedByDatabase
+      ? { status: 400, message: 'The request holds a value that cannot be stored: too long, out of range or of a form not accepted' }
+      : this.describe(exception);
+    if (refusedByDatabase) {
       // Input the validators let through but PostgreSQL refused: a 400 for the client, a gap to close for us.
       this.logger.warn(`400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`);
     } else if (status >= 500 && exception instanceof AppError) {
@@ -46,9 +49,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private describe(exception: unknown): { status: number; message: string } {
     if (exception instanceof AppError) {
       return { status: HTTP_STATUS_OF[exception.code], message: exception.message };
-    }
-    if (isDataException(exception)) {
-      return { status: 400, message: 'The request holds a value that cannot be stored: too long, out of range or of a form not accepted' };
     }
     if (exception instanceof ThrottlerException) {
       return { status: 429, message: 'Too many requests; wait 60 seconds and retry' };

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsEmail, Matches, MaxLength } from 'class-validator';
+import { IsEmail, Matches } from 'class-validator';
+import { MaxChars } from './formats.js';
 import { NO_CONTROL_CHARS } from './text.js';
 
 /** A body with one email address: valid, one line (it ends up in mail headers), at most 320 characters. */
@@ -7,6 +8,6 @@ export class EmailDto {
   @ApiProperty({ example: 'grace@example.com' })
   @IsEmail({}, { message: 'email must be an email address' })
   @Matches(NO_CONTROL_CHARS, { message: 'email must be one line without control characters' })
-  @MaxLength(320)
+  @MaxChars(320)
   email: string;
 }

@@ -131,6 +131,8 @@ describe('API tokens (Profile → API keys)', () => {
     [{}, /name/],
     [{ name: '' }, /name/],
     [{ name: 'a\nb' }, /name/],
+    [{ name: 'a\u0000b' }, /^name must not contain NUL/],
+    [{ name: 'a\uFE0F'.repeat(100) }, /^name must be shorter than or equal to 100 characters$/],
     [{ name: 'x', expiresAt: 'tomorrow' }, /expiresAt/],
     [{ name: 'x', scope: 'all' }, /scope/],
   ])('validates %j', async (body, message) => {

@@ -78,6 +78,33 @@ describe('Projects, memberships and per-project roles', () => {
     expect((await as(owner).post('/api/projects', body).expect(400)).body.message).toMatch(message);
   });
 
+  // Values the columns could not take come back as a 400 naming the field, not as a database error, and change
+  // nothing: 200 × 'a\uFE0F' is 400 characters to PostgreSQL though class-validator's MaxLength counted 200.
+  it('refuses names and descriptions it could not store, naming the field', async () => {
+    const cases: [object, RegExp][] = [
+      [{ name: 'a\uFE0F'.repeat(200) }, /^name must be shorter than or equal to 200 characters$/],
+      [{ name: 'x', description: '\uFE0E'.repeat(2001) }, /^description must be shorter than or equal to 2000 characters$/],
+      [{ name: 'a\u0000b' }, /^name must not contain NUL characters or unpaired surrogates$/],
+      [{ name: 'x', description: 'lone \ud800' }, /^description must not contain NUL/],
+    ];
+    for (const [body, message] of cases) {
+      const created = await as(owner).post('/api/projects', { key: 'STORABLE', ...body }).expect(400);
+      expect(created.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(message) });
+      const renamed = await as(owner).patch(`/api/projects/${projectId}`, body).expect(400);
+      expect(renamed.body.message).toMatch(message);
+    }
+    expect((await as(owner).get(`/api/projects/${projectId}`).expect(200)).body).toEqual(
+      expect.objectContaining({ name: 'Web', description: 'web tests' }),
+    );
+    const keys = (await as(owner).get('/api/projects?size=500').expect(200)).body.content.map((p: { key: string }) => p.key);
+    expect(keys).not.toContain('STORABLE');
+    // The limit is PostgreSQL's: exactly 200 characters, variation selectors included, are stored as sent.
+    const fits = 'a\uFE0F'.repeat(100);
+    const stored = await as(owner).post('/api/projects', { key: 'STORABLE', name: fits }).expect(201);
+    expect(stored.body.name).toBe(fits);
+    await as(owner).delete(`/api/projects/${stored.body.id}`).expect(204);
+  });
+
   it('refuses a taken key with 409', async () => {
     const res = await as(stranger).post('/api/projects', { key: 'WEB', name: 'dup' }).expect(409);
     expect(res.body).toEqual({ status: 409, error: 'Conflict', message: expect.stringMatching(/WEB/) });

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { EmailDto } from '../../common/email.dto.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 import { PROJECT_ROLES } from '../roles.js';
@@ -17,15 +18,16 @@ export class AcceptInvitationDto {
   @ApiProperty({ description: 'The token from the invitation email' })
   @IsString()
   @MinLength(20)
-  @MaxLength(200)
+  @MaxChars(200)
   token: string;
 
   @ApiPropertyOptional({ description: 'Needed when the invitation creates a new account' })
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(200)
+  @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line' })
+  @IsStorableText()
   fullName?: string;
 
   @ApiPropertyOptional({

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
 
@@ -12,13 +13,15 @@ export class CreateProjectDto {
   @ApiProperty({ example: 'Web application' })
   @IsString()
   @MinLength(1, { message: 'name must not be empty' })
-  @MaxLength(200)
+  @MaxChars(200)
+  @IsStorableText()
   name: string;
 
   @ApiPropertyOptional({ example: 'End-to-end and unit tests of the web application' })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @MaxChars(2000)
+  @IsStorableText()
   description?: string;
 }
 
@@ -27,13 +30,15 @@ export class UpdateProjectDto {
   @IsOptional()
   @IsString()
   @MinLength(1, { message: 'name must not be empty' })
-  @MaxLength(200)
+  @MaxChars(200)
+  @IsStorableText()
   name?: string;
 
   @ApiPropertyOptional({ nullable: true })
   @IsOptional()
   @IsString()
-  @MaxLength(2000)
+  @MaxChars(2000)
+  @IsStorableText()
   description?: string;
 }
 

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsBoolean, IsOptional, IsString, MaxLength, ValidateIf } from 'class-validator';
+import { IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
+import { MaxChars } from '../../common/formats.js';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 
 export class AdminUserDto {
@@ -36,7 +37,7 @@ export class AdminUsersQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString({ message: 'q must be a single string' })
-  @MaxLength(200, { message: 'q must be at most 200 characters' })
+  @MaxChars(200, { message: 'q must be at most 200 characters' })
   q?: string;
 }
 

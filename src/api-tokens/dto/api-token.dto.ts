@@ -1,13 +1,14 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
-import { IsTimestamp } from '../../common/formats.js';
+import { IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { IsStorableText, IsTimestamp, MaxChars } from '../../common/formats.js';
 
 export class CreateApiTokenDto {
   @ApiProperty({ example: 'GitHub Actions', description: 'What the token is for' })
   @IsString()
   @MinLength(1, { message: 'name must not be empty' })
-  @MaxLength(100)
+  @MaxChars(100)
   @Matches(/^[^\r\n\t]*$/, { message: 'name must be one line' })
+  @IsStorableText()
   name: string;
 
   @ApiPropertyOptional({ example: '2027-01-01T00:00:00.000Z', description: 'When the token stops working; never when absent' })

@@ -1,17 +1,18 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, MaxLength, MinLength } from 'class-validator';
+import { IsString, MinLength } from 'class-validator';
+import { MaxChars } from '../../common/formats.js';
 
 export class LoginDto {
   /** The email address (or, with directory login, the directory user name). */
   @ApiProperty({ example: 'ada@example.com' })
   @IsString()
   @MinLength(1, { message: 'username must not be empty' })
-  @MaxLength(320)
+  @MaxChars(320)
   username: string;
 
   @ApiProperty({ example: 'correct horse battery staple', format: 'password' })
   @IsString()
   @MinLength(1, { message: 'password must not be empty' })
-  @MaxLength(1024)
+  @MaxChars(1024)
   password: string;
 }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
+import { IsIn, IsInt, IsISO8601, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 
 export const SUBSCRIPTION_STATUSES = ['TRIAL', 'ACTIVE', 'PAST_DUE', 'EXPIRED'] as const;
@@ -61,7 +62,8 @@ export class BillingEventDto {
   @ApiPropertyOptional({ description: "The provider's event id; a repeated id is acknowledged and ignored" })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
+  @IsStorableText()
   id?: string;
 
   @ApiPropertyOptional({ description: 'New end of the paid period (renewal, payment)' })
@@ -72,21 +74,24 @@ export class BillingEventDto {
   @ApiPropertyOptional({ example: '49.00 EUR' })
   @IsOptional()
   @IsString()
-  @MaxLength(40)
+  @MaxChars(40)
   @Matches(NO_CONTROL_CHARS, { message: 'amount must be one line' })
+  @IsStorableText()
   amount?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
-  @MaxLength(100)
+  @MaxChars(100)
   @Matches(NO_CONTROL_CHARS, { message: 'invoiceId must be one line' })
+  @IsStorableText()
   invoiceId?: string;
 
   @ApiPropertyOptional({ description: 'Why a payment failed' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'reason must be one line' })
+  @IsStorableText()
   reason?: string;
 }

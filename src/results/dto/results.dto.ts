@@ -1,28 +1,10 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  IsArray,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  IsUUID,
-  Max,
-  MaxLength,
-  Min,
-  Matches,
-  MinLength,
-  Validate,
-  ValidateNested,
-  ValidatorConstraint,
-  ValidatorConstraintInterface,
-} from 'class-validator';
+import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, Matches, MinLength, Validate, ValidateNested, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { RESULT_STATUSES } from '../entities.js';
 import type { ResultStatus, RunStatus } from '../entities.js';
-import { IsStorableText, isStorableText, IsTimestamp, MaxChars, STORABLE_TEXT_HINT } from '../../common/formats.js';
+import { IsStorableText, IsTimestamp, MaxChars, STORABLE_TEXT_HINT, isStorableText } from '../../common/formats.js';
 
 @ValidatorConstraint({ name: 'attributes' })
 export class IsAttributes implements ValidatorConstraintInterface {
@@ -77,21 +59,21 @@ export class ResultItemDto {
   @IsOptional()
   @IsString()
   @MinLength(1)
-  @MaxLength(500)
+  @MaxChars(500)
   @IsStorableText()
   testId?: string;
 
   @ApiProperty({ example: 'logs in with a valid password' })
   @IsString()
   @Matches(/\S/, { message: 'name must not be blank' })
-  @MaxLength(1000)
+  @MaxChars(1000)
   @IsStorableText()
   name: string;
 
   @ApiPropertyOptional({ example: 'LoginTest' })
   @IsOptional()
   @IsString()
-  @MaxLength(1000)
+  @MaxChars(1000)
   @IsStorableText()
   suite?: string;
 
@@ -109,14 +91,14 @@ export class ResultItemDto {
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
-  @MaxLength(65_536)
+  @MaxChars(65_536)
   @IsStorableText()
   message?: string;
 
   @ApiPropertyOptional()
   @IsOptional()
   @IsString()
-  @MaxLength(1_048_576)
+  @MaxChars(1_048_576)
   @IsStorableText()
   trace?: string;
 
@@ -213,7 +195,7 @@ export class TestsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'Substring of the suite or name, case-insensitive' })
   @IsOptional()
   @IsString()
-  @MaxLength(200)
+  @MaxChars(200)
   @IsStorableText()
   q?: string;
 }

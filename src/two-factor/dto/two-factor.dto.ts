@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsString, Matches, MinLength } from 'class-validator';
+import { MaxChars } from '../../common/formats.js';
 
 export class EnrollmentDto {
   @ApiProperty({ description: 'The TOTP secret in base32 (160 bits), for typing into an authenticator app' })
@@ -32,13 +33,13 @@ export class TwoFactorVerifyDto {
   @ApiProperty({ description: 'The challengeToken of the password step' })
   @IsString()
   @MinLength(1, { message: 'challengeToken must not be empty' })
-  @MaxLength(200)
+  @MaxChars(200)
   challengeToken: string;
 
   @ApiProperty({ example: '123456', description: 'The 6-digit code, or one unused recovery code' })
   @IsString()
   @MinLength(1, { message: 'code must not be empty' })
-  @MaxLength(64)
+  @MaxChars(64)
   code: string;
 }
 

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { IsString, Matches, MinLength } from 'class-validator';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { EmailDto } from '../../common/email.dto.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 
@@ -7,8 +8,9 @@ export class RegisterDto extends EmailDto {
   @ApiProperty({ example: 'Grace Hopper' })
   @IsString()
   @MinLength(1, { message: 'fullName must not be empty' })
-  @MaxLength(200)
+  @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line without control characters' })
+  @IsStorableText()
   fullName: string;
 }
 
@@ -16,7 +18,7 @@ export class TokenPasswordDto {
   @ApiProperty({ description: 'The token from the link in the email' })
   @IsString()
   @MinLength(20)
-  @MaxLength(200)
+  @MaxChars(200)
   token: string;
 
   @ApiProperty({ description: '12 to 256 characters, not the email address', format: 'password' })
