@@ -90,6 +90,11 @@ describe('Administration: users', () => {
       expect((await list('?q=_').expect(200)).body.totalElements).toBe(0);
     });
 
+    it('refuses a q it could not search for, naming it', async () => {
+      const res = await list(`?q=${encodeURIComponent('a\u0000b')}`).expect(400);
+      expect(res.body.message).toMatch(/^q must not contain NUL/);
+    });
+
     it('pages and sorts on request', async () => {
       const second = await list('?q=search&size=2&page=1').expect(200);
       expect(second.body).toEqual(

@@ -78,6 +78,9 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
     expect(res.body.status).toBe(400);
     expect(res.body.message).toContain('username');
     expect(res.body.message).toContain('password');
+    // A NUL can name no account (nor reach the database, which refuses it in text): a 400 naming the field.
+    const nul = await request(svc.url).post('/api/auth/login').send({ username: 'a\u0000@example.com', password: 'x' }).expect(400);
+    expect(nul.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/^username must not contain NUL/) });
   });
 
   it('returns the current user for an access token', async () => {

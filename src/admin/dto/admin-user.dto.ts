@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsBoolean, IsOptional, IsString, ValidateIf } from 'class-validator';
-import { MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 
 export class AdminUserDto {
@@ -38,6 +38,7 @@ export class AdminUsersQueryDto extends PageQueryDto {
   @IsOptional()
   @IsString({ message: 'q must be a single string' })
   @MaxChars(200, { message: 'q must be at most 200 characters' })
+  @IsStorableText()
   q?: string;
 }
 

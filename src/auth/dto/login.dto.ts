@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, MinLength } from 'class-validator';
-import { MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
 
 export class LoginDto {
   /** The email address (or, with directory login, the directory user name). */
@@ -8,6 +8,7 @@ export class LoginDto {
   @IsString()
   @MinLength(1, { message: 'username must not be empty' })
   @MaxChars(320)
+  @IsStorableText()
   username: string;
 
   @ApiProperty({ example: 'correct horse battery staple', format: 'password' })
