@@ -1,3 +1,5 @@
+import { type Server, STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { INestApplication, Logger, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -8,6 +10,8 @@ import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { AppModule } from './app.module.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
+import { AppError } from './common/app-error.js';
+import { errorBody } from './common/error-body.js';
 import type { RawBodyRequest } from './common/raw-body.js';
 import { createValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
@@ -39,6 +43,7 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
 }
 
 function configure(app: NestExpressApplication, config: AppConfig): void {
+  answerMalformedRequests(app.getHttpServer());
   app.disable('x-powered-by');
   // Responses are per user and mostly `no-store`; hashing every body for an ETag cost ~4% of a small request.
   app.set('etag', false);
@@ -70,10 +75,19 @@ function frontDoor(metrics: Metrics): (req: Request, res: Response, next: NextFu
   };
 }
 
-/** The cookies of the two endpoints that read one, and JSON bodies (methods without a body skip the parser). */
+/** What the API's request bodies are: JSON, as application/json or a JSON-based type (application/*+json). */
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/**
+ * The cookies of the two endpoints that read one, and JSON bodies (methods without a body skip the parser). A
+ * body of another type is refused with 400 naming the type wanted, rather than read as no body at all (which
+ * answered a form-encoded login with "username must be a string"). That also keeps the cookie-reading
+ * endpoints out of reach of the cross-site "simple" requests (text/plain, forms) a browser sends unasked.
+ */
 function bodyReader(config: AppConfig): (req: Request, res: Response, next: NextFunction) => void {
   const cookies = cookieParser();
   const json = express.json({
+    type: JSON_TYPES,
     limit: config.http.bodyLimit,
     // Kept (a reference, not a copy) for the routes that need the exact bytes received: the billing webhook,
     // whose signature covers them, and V2 results, which are queued as they came once validated.
@@ -82,8 +96,15 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
       req.rawBodyCharset = charset;
     },
   });
-  const readJson = (req: Request, res: Response, next: NextFunction) =>
-    BODILESS.has(req.method) ? next() : json(req, res, next);
+  const readJson = (req: Request, res: Response, next: NextFunction) => {
+    if (BODILESS.has(req.method)) {
+      next();
+    } else if (hasContent(req) && !req.is(JSON_TYPES)) {
+      next(AppError.validation('The request body must be JSON, sent with Content-Type: application/json'));
+    } else {
+      json(req, res, next);
+    }
+  };
   return (req, res, next) => {
     if (COOKIE_PATHS.test(req.path)) {
       cookies(req, res, () => readJson(req, res, next));
@@ -91,6 +112,12 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
       readJson(req, res, next);
     }
   };
+}
+
+/** Whether the request carries body bytes: chunked, or a Content-Length other than 0 (an empty body is none). */
+function hasContent(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && Number(length) !== 0);
 }
 
 /** helmet's headers for pages a browser renders (the API reference, the web UI). */
@@ -145,6 +172,33 @@ function headersOf(options: HelmetOptions): [string, string][] {
   };
   helmet(options)({} as never, recorder as never, () => undefined);
   return [...headers.entries()];
+}
+
+/**
+ * Requests Node's HTTP parser refuses before any route sees them (headers over 16 KiB, a malformed request line
+ * or header) get the house error body too, instead of Node's bare status line: 431 for headers too large, 408 for
+ * a request that did not arrive in time, else 400. The connection is closed after the answer, as Node does.
+ */
+function answerMalformedRequests(server: Server): void {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    // A response already under way on this connection cannot be followed by another: just close it.
+    const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent;
+    if (error.code === 'ECONNRESET' || !socket.writable || answering) {
+      socket.destroy();
+      return;
+    }
+    const [status, message] =
+      error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'The request headers are too large (16 KiB at most)']
+        : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? [408, 'The request did not arrive in time']
+          : [400, 'The request is not well-formed HTTP'];
+    const body = JSON.stringify(errorBody(status, message));
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
 }
 
 /** Body-parser failures (bad JSON, too large) happen before Nest routes: answer them in the house format. */

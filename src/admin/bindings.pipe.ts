@@ -32,7 +32,7 @@ export class BindingsPipe implements PipeTransform<unknown, Promise<GroupBinding
       const errors = await validate(binding, {
         whitelist: true,
         forbidNonWhitelisted: true,
-        validationError: { target: false, value: false },
+        validationError: { target: false, value: true },
       });
       if (errors.length) {
         problems.push(describeValidationErrors(errors, `[${index}]`));

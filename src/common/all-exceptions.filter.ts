@@ -11,6 +11,8 @@ interface HttpLikeError {
   type?: string;
   expose?: boolean;
   message?: string;
+  /** zlib's, for a body that its Content-Encoding says is compressed and is not. */
+  code?: unknown;
 }
 
 /** Writes `{status, error, message}` for everything thrown during an HTTP request; never leaks internals. */
@@ -88,6 +90,9 @@ function bodyParserMessage(error: HttpLikeError, status: number): string {
     case 'charset.unsupported':
       return 'The request body uses an unsupported encoding';
     default:
+      if (typeof error.code === 'string' && error.code.startsWith('Z_')) {
+        return 'The request body is not what its Content-Encoding says: it could not be decompressed';
+      }
       return error.expose && error.message ? error.message : (errorBody(status, '').error ?? 'Bad request');
   }
 }

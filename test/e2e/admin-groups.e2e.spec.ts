@@ -82,7 +82,7 @@ describe('Administration: groups', () => {
       ['nul\u0000', /control characters/],
       ['bell\u0007', /control characters/],
       [42, /^name must be a string$/],
-      [undefined, /^name must be a string$/],
+      [undefined, /^name is required$/],
     ])('refuses the name %j with 400', async (name, message) => {
       const res = await createGroup(name).expect(400);
       expect(res.body).toEqual({

@@ -42,7 +42,7 @@ export function pageRequest<F extends string>(
     const [field, dir = 'asc'] = spec.split(',');
     if (!sortable.includes(field as F)) {
       throw AppError.validation(
-        `sort field '${field}' is not supported; use one of: ${sortable.join(', ')}`,
+        `sort field '${field.length > 40 ? `${field.slice(0, 40)}…` : field}' is not supported; use one of: ${sortable.join(', ')}`,
       );
     }
     sort.push({ field: field as F, direction: dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC' });
