@@ -45,6 +45,11 @@ export default defineConfig(
               importNames: ['MaxLength', 'Length'],
               message: 'Use MaxChars from src/common/formats.ts: it counts characters as PostgreSQL does.',
             },
+            {
+              name: 'class-validator',
+              importNames: ['IsEmail'],
+              message: 'Use IsEmailAddress from src/common/formats.ts: IsEmail throws (a 500) on an unpaired surrogate.',
+            },
           ],
         },
       ],

@@ -1,4 +1,4 @@
-import { ValidateBy, type ValidationOptions } from 'class-validator';
+import { isEmail, ValidateBy, type ValidationOptions } from 'class-validator';
 
 /**
  * A UUID as class-validator's IsUUID('all') and Nest's ParseUUIDPipe take it (RFC 9562: versions 1-8 with the
@@ -81,4 +81,13 @@ export function IsStorableText(options?: ValidationOptions): PropertyDecorator {
 /** class-validator's decorator for {@link isTimestamp}. */
 export function IsTimestamp(options?: ValidationOptions): PropertyDecorator {
   return rule('isTimestamp', isTimestamp, `must be ${TIMESTAMP_HINT}`, options);
+}
+
+/**
+ * class-validator's IsEmail, but false rather than a thrown URIError (a 500) for text with an unpaired surrogate:
+ * validator.js measures the local part with encodeURI.
+ */
+export function IsEmailAddress(options?: ValidationOptions): PropertyDecorator {
+  const valid = (value: unknown) => typeof value === 'string' && value.isWellFormed() && isEmail(value);
+  return rule('isEmail', valid, 'must be an email address', options);
 }

@@ -1,7 +1,6 @@
 import { Transform } from 'class-transformer';
 import {
   IsBoolean,
-  IsEmail,
   IsIn,
   IsInt,
   IsOptional,
@@ -16,6 +15,7 @@ import {
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
+import { IsEmailAddress } from '../common/formats.js';
 import { parseDurationSeconds } from './duration.js';
 import { parseMailbox } from './mailbox.js';
 
@@ -138,7 +138,7 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_COOKIE_SECURE must be true or false' })
   SVC_COOKIE_SECURE: boolean = true;
 
-  @IsOptional() @Transform(emptyToUndefined) @IsEmail({}, { message: 'SVC_BOOTSTRAP_ADMIN_EMAIL must be an email address' })
+  @IsOptional() @Transform(emptyToUndefined) @IsEmailAddress({ message: 'SVC_BOOTSTRAP_ADMIN_EMAIL must be an email address' })
   SVC_BOOTSTRAP_ADMIN_EMAIL?: string;
 
   @IsOptional() @Transform(emptyToUndefined) @IsString() @MinLength(12, { message: 'SVC_BOOTSTRAP_ADMIN_PASSWORD must be at least 12 characters' })

@@ -99,6 +99,18 @@ describe('Registration, verification and password reset by email', () => {
       expect(res.body).toMatchObject({ status: 400, error: 'Bad Request', message: expect.any(String) });
     }
     await request(app.url).post('/api/auth/forgot-password').send({ email: 'a@example.com\nBcc: b@example.com' }).expect(400);
+    // An unpaired surrogate made the address check itself throw (a 500): now an invalid address like any other.
+    const lone = { status: 400, error: 'Bad Request', message: 'email must be an email address' };
+    const admin = await login(app.url);
+    for (const [path, body, token] of [
+      ['/api/auth/register', { fullName: 'Eve', email: 'e\ud800ve@example.com' }],
+      ['/api/auth/forgot-password', { email: 'e\ud800ve@example.com' }],
+      ['/api/workspace/invitations', { email: 'e\ud800ve@example.com' }, admin.accessToken],
+    ] as const) {
+      const req = request(app.url).post(path);
+      const res = await (token ? req.set('Authorization', `Bearer ${token}`) : req).send(body).expect(400);
+      expect(res.body).toEqual(lone);
+    }
     expect(relay.to('victim@example.com')).toHaveLength(0);
     expect(await outbox('eve@example.com')).toEqual([]);
   });

@@ -96,6 +96,9 @@ describe('Projects, memberships and per-project roles', () => {
     expect((await as(owner).get(`/api/projects/${projectId}`).expect(200)).body).toEqual(
       expect.objectContaining({ name: 'Web', description: 'web tests' }),
     );
+    // A name may be left out of an update, not set to null; a null description clears it.
+    const nameless = await as(owner).patch(`/api/projects/${projectId}`, { name: null }).expect(400);
+    expect(nameless.body).toEqual({ status: 400, error: 'Bad Request', message: 'name must be a string' });
     const keys = (await as(owner).get('/api/projects?size=500').expect(200)).body.content.map((p: { key: string }) => p.key);
     expect(keys).not.toContain('STORABLE');
     // The limit is PostgreSQL's: exactly 200 characters, variation selectors included, are stored as sent.

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, MinLength, ValidateIf } from 'class-validator';
 import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
@@ -27,7 +27,8 @@ export class CreateProjectDto {
 
 export class UpdateProjectDto {
   @ApiPropertyOptional()
-  @IsOptional()
+  // Optional, but not nullable: a project always has a name (description: null clears the description).
+  @ValidateIf((_: unknown, value: unknown) => value !== undefined)
   @IsString()
   @MinLength(1, { message: 'name must not be empty' })
   @MaxChars(200)
