@@ -86,8 +86,11 @@ export class ResultsBatchPipe implements PipeTransform<unknown, unknown> {
 
   transform(body: unknown): unknown {
     if (!this.validate(body)) {
-      const messages = (this.validate.errors ?? []).map((e) => describe(e, this.maxItems));
-      const unique = [...new Set(messages)];
+      const messages = new Set((this.validate.errors ?? []).map((e) => describe(e, this.maxItems)));
+      // An empty name is also blank: saying it once is enough. (propertyNames' own summary is the empty message.)
+      const unique = [...messages].filter(
+        (m) => m && !(m.endsWith(' must not be blank') && messages.has(m.replace(/ must not be blank$/, ' must not be empty'))),
+      );
       const shown = unique.slice(0, MAX_MESSAGES).join('; ');
       throw AppError.validation(unique.length > MAX_MESSAGES ? `${shown}; and ${unique.length - MAX_MESSAGES} more` : shown);
     }
@@ -111,9 +114,23 @@ function describe(error: ErrorObject, maxItems: number): string {
     case 'minItems':
       return `${path} must hold at least one result`;
     case 'format':
+      if (error.propertyName !== undefined) {
+        return `${path}: attribute names ${STORABLE_TEXT_HINT}`;
+      }
       return p.format === 'text' ? `${path} ${STORABLE_TEXT_HINT}` : `${path} must be ${p.format === 'uuid' ? 'a UUID' : TIMESTAMP_HINT}`;
     case 'pattern':
       return `${path} must not be blank`;
+    // Worded as the class-validator rules of every other body (MaxChars); lengths count code points, as PostgreSQL's.
+    case 'maxLength':
+      return error.propertyName !== undefined
+        ? `${path}: attribute names must be at most ${String(p.limit)} characters`
+        : `${path} must be shorter than or equal to ${String(p.limit)} characters`;
+    case 'minLength':
+      return error.propertyName !== undefined ? `${path}: attribute names must not be empty` : `${path} must not be empty`;
+    case 'propertyNames':
+      return ''; // the failing name's own rule (maxLength, minLength, format) is reported
+    case 'maxProperties':
+      return `${path} must hold at most ${String(p.limit)} attributes`;
     case 'type':
       return `${path || 'the body'} must be ${p.type === 'integer' ? 'a whole number' : `of type ${String(p.type)}`}`;
     default:

@@ -89,6 +89,28 @@ describe('Test results, V1', () => {
     expect(res.body.message).toMatch(/results\.2\.name/);
     expect(res.body.message).toMatch(/extra/);
     expect(await svc.dataSource.getRepository(ResultEntity).countBy({ runId: String(run.body.id) })).toBe(0);
+    // Worded as every other body's rules, each problem once: an empty name is not also reported as blank, a bad
+    // attribute name by its own rule only.
+    const worded = await api(reporterToken)
+      .post(`/api/runs/${run.body.id}/results`, {
+        results: [
+          { name: '', status: 'PASSED' },
+          { name: 'long', status: 'PASSED', message: 'm'.repeat(65_537), testId: '' },
+          { name: 'attrs', status: 'PASSED', attributes: { ['k'.repeat(101)]: 'v', '': 'v' } },
+          { name: 'many', status: 'PASSED', attributes: Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v'])) },
+        ],
+      })
+      .expect(400);
+    expect(worded.body.message).toBe(
+      [
+        'results.0.name must not be empty',
+        'results.1.testId must not be empty',
+        'results.1.message must be shorter than or equal to 65536 characters',
+        'results.2.attributes: attribute names must be at most 100 characters',
+        'results.2.attributes: attribute names must not be empty',
+        'results.3.attributes must hold at most 50 attributes',
+      ].join('; '),
+    );
     const tooMany = Array.from({ length: 1001 }, (_, i) => ({ name: `t${i}`, status: 'PASSED' }));
     expect((await api(reporterToken).post(`/api/runs/${run.body.id}/results`, { results: tooMany }).expect(400)).body.message).toMatch(/1000/);
   });
