@@ -19,7 +19,14 @@ export default {
       displayName: 'integration',
       rootDir: '.',
       testMatch: ['<rootDir>/test/integration/**/*.spec.ts'],
+      setupFilesAfterEnv: [...common.setupFilesAfterEnv, '<rootDir>/test/jest-real-services.ts'],
     },
-    { ...common, displayName: 'e2e', rootDir: '.', testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'] },
+    {
+      ...common,
+      displayName: 'e2e',
+      rootDir: '.',
+      testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
+      setupFilesAfterEnv: [...common.setupFilesAfterEnv, '<rootDir>/test/jest-real-services.ts'],
+    },
   ],
 };
