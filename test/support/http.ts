@@ -21,8 +21,11 @@ export async function login(url: string, username = ADMIN_EMAIL, password = ADMI
   return { accessToken: res.body.accessToken as string, refreshCookie: refreshCookieFrom(res) };
 }
 
-/** Polls until `check` returns a value, for effects that happen after the response (audit rows). */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
+/**
+ * Polls until `check` returns a value, for effects that happen after the response (audit rows, mail). It returns as
+ * soon as the value is there: the limit, generous for a busy CI machine, only lengthens a test that fails.
+ */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
