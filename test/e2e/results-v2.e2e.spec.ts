@@ -52,7 +52,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     const status = await eventually(async () => {
       const r = await request(a.url).get(`/api/v2/projects/${projectId}/runs/${uuid}`).set('Authorization', `Bearer ${viewer}`);
       return r.status === 200 && r.body.status === 'FINISHED' && r.body.counts.total === 20 ? r.body : undefined;
-    }, 15_000);
+    });
     expect(status).toEqual({ uuid: uuid.toLowerCase(), id: expect.any(Number), status: 'FINISHED', counts: { total: 20, passed: 15, failed: 5, broken: 0, skipped: 0 } });
     // The same run through V1, by its numeric id; and its V2 status read with the reporter's API token too.
     await request(a.url).get(`/api/runs/${status.id}`).set('Authorization', `Bearer ${viewer}`).expect(200);
@@ -74,7 +74,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     const run = await eventually(async () => {
       const r = await runOf(uuid);
       return r && r.countTotal === 3 ? r : undefined;
-    }, 15_000);
+    });
     const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id }, order: { id: 'ASC' } });
     expect(stored.map((r) => [r.uuid, r.name])).toEqual(results.map((r) => [r.uuid.toLowerCase(), r.name]));
   });
@@ -97,7 +97,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     const run = await eventually(async () => {
       const r = await runOf(uuid);
       return r && r.countTotal === 1 ? r : undefined;
-    }, 15_000);
+    });
     const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id } });
     expect(stored.map((r) => [r.uuid, r.name, r.message])).toEqual([[results[0].uuid, results[0].name, results[0].message]]);
   });
@@ -116,7 +116,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     const run = await eventually(async () => {
       const r = await runOf(uuid);
       return r && r.countTotal === 1 ? r : undefined;
-    }, 15_000);
+    });
     const stored = await a.dataSource.getRepository(ResultEntity).find({ where: { runId: run.id } });
     expect(stored.map((r) => r.name)).toEqual(['bad \uFFFD byte']);
   });
@@ -140,7 +140,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     const run = await eventually(async () => {
       const r = await runOf(uuid);
       return r && r.countTotal >= 1 ? r : undefined;
-    }, 15_000);
+    });
     await new Promise((r) => setTimeout(r, 1_000));
     expect(await a.dataSource.getRepository(RunEntity).countBy({ projectId: String(projectId), uuid })).toBe(1);
     expect(await a.dataSource.getRepository(ResultEntity).countBy({ uuid: result.uuid })).toBe(1);
@@ -159,7 +159,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
     const run = await eventually(async () => {
       const r = await runOf(uuid);
       return r && r.status === 'FINISHED' ? r : undefined;
-    }, 15_000);
+    });
     expect(run.countBroken).toBe(1);
   });
 
