@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Scratch } from '../support/scratch.js';
-import { freePort, requireBuild, runService, waitForHttp } from '../support/process.js';
+import { freePort, requireBuild, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
 import { createTestDatabase } from '../support/database.js';
 import { eventually } from '../support/http.js';
 import { parseMessage, tokenIn } from '../support/smtp.js';
@@ -78,6 +78,51 @@ describe('Starting the built service (node dist/main.js)', () => {
       await proc.exited;
     }
   }, 90_000);
+
+  it('says why the embedded database cannot start, and takes over one that a killed run left behind', async () => {
+    const dataDir = scratch.dir('tms-embedded-held-');
+    const dbPort = String(await freePort());
+    const start = async () => {
+      const port = await freePort();
+      const proc = runService(['--dev-defaults'], { SVC_DATA_DIR: dataDir, PORT: String(port), SVC_EMBEDDED_DB_PORT: dbPort });
+      return { proc, ready: () => waitForHttp(`http://127.0.0.1:${port}/api/health/ready`, proc) };
+    };
+    const postmaster = () => Number(readFileSync(join(dataDir, 'postgres', 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const running: ServiceProcess[] = [];
+    try {
+      const first = await start();
+      running.push(first.proc);
+      await first.ready();
+
+      // A second instance on the same data: PostgreSQL's own reason, not an empty error.
+      const second = await start();
+      running.push(second.proc);
+      expect(await second.proc.exited).toBe(1);
+      expect(second.proc.output()).toMatch(
+        /The service failed to start: The embedded PostgreSQL in .*tms-embedded-held-.* did not start: FATAL: lock file "postmaster.pid" already exists HINT: Is another postmaster \(PID \d+\) running/,
+      );
+
+      // Killed outright, the first leaves its PostgreSQL running: the next start stops it and starts its own.
+      const orphan = postmaster();
+      first.proc.child.kill('SIGKILL');
+      await first.proc.exited;
+      const third = await start();
+      running.push(third.proc);
+      await third.ready();
+      expect(third.proc.output()).toContain(`Stopping the embedded PostgreSQL (PID ${orphan}) that a previous run left holding`);
+      expect(postmaster()).not.toBe(orphan);
+    } finally {
+      for (const proc of running) {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+      try {
+        process.kill(postmaster(), 'SIGINT'); // one still left behind, if this test failed
+      } catch {
+        // none
+      }
+    }
+  }, 120_000);
 
   it('warns when embedded parts run beside real ones', async () => {
     const port = await freePort();

