@@ -1,4 +1,5 @@
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import net from 'node:net';
 import { join } from 'node:path';
 import { Scratch } from '../support/scratch.js';
 import { freePort, requireBuild, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
@@ -123,6 +124,26 @@ describe('Starting the built service (node dist/main.js)', () => {
       }
     }
   }, 120_000);
+
+  it('stops the embedded database it started when it cannot listen on its port', async () => {
+    const dataDir = scratch.dir('tms-embedded-port-');
+    const taken = net.createServer();
+    await new Promise<void>((done) => taken.listen(0, done));
+    try {
+      const proc = runService(['--dev-defaults'], {
+        SVC_DATA_DIR: dataDir,
+        PORT: String((taken.address() as net.AddressInfo).port),
+        SVC_EMBEDDED_DB_PORT: String(await freePort()),
+      });
+      expect(await proc.exited).toBe(1);
+      expect(proc.output()).toMatch(/The service failed to start: listen EADDRINUSE/);
+      expect(proc.output()).toMatch(/database: embedded PostgreSQL/);
+      // Its PostgreSQL is not left running: it removes its lock file as it stops.
+      await eventually(async () => (existsSync(join(dataDir, 'postgres', 'postmaster.pid')) ? undefined : true));
+    } finally {
+      taken.close();
+    }
+  }, 60_000);
 
   it('warns when embedded parts run beside real ones', async () => {
     const port = await freePort();
