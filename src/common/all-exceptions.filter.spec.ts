@@ -42,6 +42,30 @@ describe(AllExceptionsFilter.name, () => {
     expect(JSON.stringify(body)).not.toMatch(/uq_x|duplicate/);
   });
 
+  it('answers 503 naming the database or the key-value store when it does not answer, leaking nothing', () => {
+    const database = { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry later' };
+    for (const error of [
+      Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' }),
+      databaseError('57P01', 'terminating connection due to administrator command'),
+      databaseError('08006', 'connection failure'),
+      databaseError('53300', 'sorry, too many clients already'),
+      new Error('Connection terminated unexpectedly'),
+      new Error('timeout exceeded when trying to connect'),
+    ]) {
+      expect(answer(error)).toEqual({ status: 503, body: database });
+    }
+    const retriesUsedUp = Object.assign(new Error('Reached the max retries per request limit (which is 2).'), {
+      name: 'MaxRetriesPerRequestError',
+    });
+    for (const error of [retriesUsedUp, new Error('Connection is closed.'), new Error('Command timed out')]) {
+      expect(answer(error)).toEqual({
+        status: 503,
+        body: { status: 503, error: 'Service Unavailable', message: 'The key-value store is unavailable; retry later' },
+      });
+    }
+    expect(answer(new Error('Cannot read properties of undefined')).status).toBe(500);
+  });
+
   it('answers an AppError with its own status and message', () => {
     expect(answer(AppError.conflict('Run 4 is finished'))).toEqual({
       status: 409,

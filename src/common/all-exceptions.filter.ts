@@ -4,6 +4,7 @@ import type { Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
 import { isDataException, sqlStateOf } from './db-errors.js';
 import { errorBody } from './error-body.js';
+import { unavailablePart } from './outages.js';
 
 interface HttpLikeError {
   status?: number;
@@ -26,10 +27,16 @@ export class AllExceptionsFilter implements ExceptionFilter {
     }
     const res = host.switchToHttp().getResponse<Response>();
     const refusedByDatabase = isDataException(exception);
+    const away = refusedByDatabase ? undefined : unavailablePart(exception);
     const { status, message } = refusedByDatabase
       ? { status: 400, message: 'The request holds a value that cannot be stored: too long, out of range or of a form not accepted' }
-      : this.describe(exception);
-    if (refusedByDatabase) {
+      : away
+        ? { status: 503, message: `The ${away} is unavailable; retry later` }
+        : this.describe(exception);
+    if (away) {
+      // An outage, not a bug: one line a request, no stack (GET /api/health/ready names the part too).
+      this.logger.warn(`503, the ${away} is unavailable: ${(exception as Error).message}`);
+    } else if (refusedByDatabase) {
       // Input the validators let through but PostgreSQL refused: a 400 for the client, a gap to close for us.
       this.logger.warn(`400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`);
     } else if (status >= 500 && exception instanceof AppError) {
