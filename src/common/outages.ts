@@ -5,43 +5,48 @@ const SOCKET_ERRORS = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
   'ETIMEDOUT',
+  'EPIPE',
   'EHOSTUNREACH',
   'ENETUNREACH',
   'ENOTFOUND',
   'EAI_AGAIN',
-  'EPIPE',
 ]);
 
 /**
- * PostgreSQL answering that it cannot serve: class 08 (connection exception), shutting down or starting up
- * (57P01-57P03), too many connections (53300).
+ * SQLSTATEs that describe the database, not the data: connection exceptions (08), insufficient resources (53),
+ * operator intervention and shutdown (57P0x).
  */
-const DATABASE_AWAY = /^(08|57P0[123]$|53300$)/;
+const DATABASE_AWAY_SQLSTATE = /^(08|53|57P0)/;
 
 /** node-postgres and its pool, when the server went away or never answered. */
 const DATABASE_GONE =
-  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i;
 
-/** ioredis, when Redis does not answer: retries used up, the connection closed, a command timed out. */
+/** ioredis, when Redis does not answer: the connection closed, a command timed out (retries used up: by name). */
 const KV_GONE = /^(Connection is closed\.|Command timed out)$/;
 
 /**
+ * Whether an error says the database is away or cannot serve (node-postgres's errors, and socket errors: the
+ * database is the one connection a request or a consumer waits on that reports them unwrapped).
+ */
+export function isDatabaseAway(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  if (code !== undefined && (SOCKET_ERRORS.has(code) || DATABASE_AWAY_SQLSTATE.test(code))) {
+    return true;
+  }
+  const message = (error as { message?: unknown } | null)?.message;
+  return typeof message === 'string' && DATABASE_GONE.test(message);
+}
+
+/**
  * Which dependency an error says is away, for a 503 that names it instead of a 500: the key-value store
- * (ioredis's errors) or the database (node-postgres's, and socket errors: the only other connection a request
- * waits on). Undefined for anything else.
+ * (ioredis's errors) or the database. Undefined for anything else.
  */
 export function unavailablePart(error: unknown): 'database' | 'key-value store' | undefined {
-  // Not `instanceof Error`: node's socket errors may come from another realm (as under Jest's VM modules).
+  // Duck-typed, not `instanceof Error`: node's socket errors may come from another realm (Jest's VM modules).
   const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
-  if (typeof message !== 'string') {
-    return undefined;
-  }
-  if (name === 'MaxRetriesPerRequestError' || KV_GONE.test(message)) {
+  if (name === 'MaxRetriesPerRequestError' || (typeof message === 'string' && KV_GONE.test(message))) {
     return 'key-value store';
   }
-  const code = sqlStateOf(error);
-  if ((code && (SOCKET_ERRORS.has(code) || DATABASE_AWAY.test(code))) || DATABASE_GONE.test(message)) {
-    return 'database';
-  }
-  return undefined;
+  return isDatabaseAway(error) ? 'database' : undefined;
 }

@@ -1,5 +1,6 @@
 import { AppError, ErrorCode } from '../../common/app-error.js';
 import { sqlStateOf } from '../../common/db-errors.js';
+import { isDatabaseAway } from '../../common/outages.js';
 import type { BatchHandler, IngestMessage } from './ingest-queue.js';
 
 /** Header (RabbitMQ) / column (PostgreSQL) meaning: how many times the message failed on its own. */
@@ -65,33 +66,18 @@ export async function runBatch<T>(
   return outcome;
 }
 
-// SQLSTATE classes/codes that describe the database, not the data: connection exceptions (08), insufficient
-// resources (53), operator intervention / shutdown (57P0x), serialization failure and deadlock (40001, 40P01).
-const TRANSIENT_SQLSTATE = /^(08|53|57P0)|^40001$|^40P01$/;
-const TRANSIENT_ERRNO = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-]);
+// Serialization failure and deadlock: the data is fine, another try will do.
+const RETRY_SQLSTATE = /^(40001|40P01)$/;
 
-/** Whether a handler failure is the infrastructure's (retry later, uncounted) rather than the message's. */
+/**
+ * Whether a handler failure is the infrastructure's (retry later, uncounted) rather than the message's: a
+ * dependency unavailable, the database away, or a conflict that a retry resolves.
+ */
 export function isTransient(error: unknown): boolean {
   if (error instanceof AppError) {
     return error.code === ErrorCode.UNAVAILABLE;
   }
-  const code = sqlStateOf(error);
-  if (code !== undefined && (TRANSIENT_SQLSTATE.test(code) || TRANSIENT_ERRNO.has(code))) {
-    return true;
-  }
-  const message = (error as { message?: unknown } | null)?.message;
-  return (
-    typeof message === 'string' &&
-    /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message)
-  );
+  return isDatabaseAway(error) || RETRY_SQLSTATE.test(sqlStateOf(error) ?? '');
 }
 
 /** Capped exponential backoff with ±20 % jitter, so replicas do not retry in lockstep. */
