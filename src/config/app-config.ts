@@ -170,12 +170,19 @@ export function keptSecret(
   if (existsSync(file)) {
     return { value: readFileSync(file, 'utf8').trim(), created: false };
   }
-  // The data dir itself stays traversable: the embedded PostgreSQL runs as another user beneath it.
-  mkdirSync(dataDir, { recursive: true });
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
   const value = generate();
-  writeFileSync(file, `${value}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  try {
+    // The data dir itself stays traversable: the embedded PostgreSQL runs as another user beneath it.
+    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    writeFileSync(file, `${value}\n`, { mode: 0o600 });
+    chmodSync(file, 0o600);
+  } catch (error) {
+    throw new ConfigError(
+      `SVC_DATA_DIR (${dataDir}) must be a directory this process can write: ${(error as Error).message}`,
+      { cause: error },
+    );
+  }
   return { value, created: true };
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { Scratch } from '../support/scratch.js';
@@ -23,6 +23,14 @@ describe('Starting the built service (node dist/main.js)', () => {
     const proc = runService([], { SVC_DATA_DIR: scratch.dir('tms-boot-'), ...env });
     expect(await proc.exited).not.toBe(0);
     expect(proc.output()).toMatch(message);
+  });
+
+  it('exits non-zero and names SVC_DATA_DIR when it cannot write there', async () => {
+    const file = join(scratch.dir('tms-boot-file-'), 'a-file');
+    writeFileSync(file, 'not a directory');
+    const proc = runService(['--dev-defaults'], { SVC_DATA_DIR: join(file, 'data'), PORT: String(await freePort()) });
+    expect(await proc.exited).toBe(1);
+    expect(proc.output()).toMatch(/Configuration error: SVC_DATA_DIR \(.*a-file\/data\) must be a directory this process can write: ENOTDIR/);
   });
 
   it('runs on embedded defaults with `--dev-defaults` (npm start) and signs the bootstrap admin in', async () => {
