@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Scratch } from '../support/scratch.js';
 import { freePort, requireBuild, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
 import { createTestDatabase } from '../support/database.js';
+import { pgUrlFor, TEST_REDIS_URL } from '../support/services.js';
 import { eventually } from '../support/http.js';
 import { parseMessage, tokenIn } from '../support/smtp.js';
 
@@ -23,6 +24,35 @@ describe('Starting the built service (node dist/main.js)', () => {
     const proc = runService([], { SVC_DATA_DIR: scratch.dir('tms-boot-'), ...env });
     expect(await proc.exited).not.toBe(0);
     expect(proc.output()).toMatch(message);
+  });
+
+  it('fails at once, without retrying, on a database that waiting will not bring (one that does not exist)', async () => {
+    const proc = runService([], {
+      SVC_JWT_SECRET: 'x'.repeat(40),
+      SVC_DB_URL: pgUrlFor('tms_no_such_database'),
+      SVC_KVSTORE_URL: TEST_REDIS_URL,
+      SVC_DATA_DIR: scratch.dir('tms-boot-'),
+      PORT: String(await freePort()),
+    });
+    expect(await proc.exited).toBe(1);
+    expect(proc.output()).toMatch(/The service failed to start: database "tms_no_such_database" does not exist/);
+    expect(proc.output()).not.toMatch(/Retrying/);
+  });
+
+  it('retries a database that does not answer', async () => {
+    const proc = runService([], {
+      SVC_JWT_SECRET: 'x'.repeat(40),
+      SVC_DB_URL: `postgres://postgres@127.0.0.1:${await freePort()}/tms`,
+      SVC_KVSTORE_URL: TEST_REDIS_URL,
+      SVC_DATA_DIR: scratch.dir('tms-boot-'),
+      PORT: String(await freePort()),
+    });
+    try {
+      await eventually(async () => (/Unable to connect to the database\. Retrying \(1\)/.test(proc.output()) ? true : undefined));
+    } finally {
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+    }
   });
 
   it('exits non-zero and names SVC_DATA_DIR when it cannot write there', async () => {
