@@ -1,6 +1,6 @@
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { INestApplication, Logger, LogLevel } from '@nestjs/common';
+import { ConsoleLogger, INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
@@ -24,14 +24,28 @@ export function levelsFrom(level: string): LogLevel[] {
   return LEVELS.slice(0, LEVELS.indexOf(level as LogLevel) + 1);
 }
 
+/**
+ * The process's logger: SVC_LOG_LEVEL and everything more severe, as text (coloured only when stdout is a
+ * terminal and NO_COLOR is unset: a pipe or a file gets no escape codes) or, with SVC_LOG_FORMAT=json, one JSON
+ * object a line (`{level, pid, timestamp, message, context}`) for a log collector.
+ */
+export function createLogger(config: Pick<AppConfig, 'logLevel' | 'logFormat'>): ConsoleLogger {
+  const json = config.logFormat === 'json';
+  return new ConsoleLogger({
+    logLevels: levelsFrom(config.logLevel),
+    json,
+    colors: !json && Boolean(process.stdout.isTTY) && !process.env.NO_COLOR,
+  });
+}
+
 export interface CreateAppOptions {
   /** Quieter logs for tests. */
-  logger?: false | LogLevel[];
+  logger?: false | LogLevel[] | LoggerService;
 }
 
 /** Builds the HTTP application exactly as production runs it; tests use the same function. */
 export async function createApp(config: AppConfig, options: CreateAppOptions = {}): Promise<NestExpressApplication> {
-  const logger = options.logger ?? levelsFrom(config.logLevel);
+  const logger = options.logger ?? createLogger(config);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     logger,
     bodyParser: false,

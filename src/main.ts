@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
-import { createApp, levelsFrom } from './app.factory.js';
+import { createApp, createLogger } from './app.factory.js';
 import { AppConfig, ConfigError } from './config/app-config.js';
 import { describeParts } from './config/parts.js';
 
@@ -15,7 +15,7 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  Logger.overrideLogger(levelsFrom(config.logLevel));
+  Logger.overrideLogger(createLogger(config));
   const log = new Logger('Boot');
   for (const line of describeParts(config)) {
     log.log(line.text);

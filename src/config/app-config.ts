@@ -22,6 +22,8 @@ export const DEV_ADMIN_EMAIL = 'admin@tms.local';
 export class AppConfig {
   readonly dataDir: string;
   readonly logLevel: string;
+  /** text: Nest's lines, coloured only on a terminal; json: one JSON object a line, for a log collector. */
+  readonly logFormat: 'text' | 'json';
   readonly http: {
     port: number;
     baseUrl: string;
@@ -62,6 +64,7 @@ export class AppConfig {
   constructor(env: EnvironmentVariables, options: LoadOptions = {}) {
     this.dataDir = resolve(env.SVC_DATA_DIR);
     this.logLevel = env.SVC_LOG_LEVEL;
+    this.logFormat = env.SVC_LOG_FORMAT;
     this.http = {
       port: env.PORT,
       baseUrl: (env.SVC_BASE_URL ?? `http://localhost:${env.PORT}`).replace(/\/+$/, ''),

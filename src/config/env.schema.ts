@@ -101,6 +101,9 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(emptyToUndefined) @IsIn(['error', 'warn', 'log', 'debug', 'verbose'])
   SVC_LOG_LEVEL: string = 'log';
 
+  @IsOptional() @Transform(emptyToUndefined) @IsIn(['text', 'json'], { message: 'SVC_LOG_FORMAT must be text or json' })
+  SVC_LOG_FORMAT: 'text' | 'json' = 'text';
+
   // ---- database ----
   @IsOptional() @Transform(emptyToUndefined) @IsUrl(DB_URL, { message: 'SVC_DB_URL must be a postgres:// URL' })
   SVC_DB_URL?: string;

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from '
 import net from 'node:net';
 import { join } from 'node:path';
 import { Scratch } from '../support/scratch.js';
-import { freePort, requireBuild, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
+import { exitOf, freePort, requireBuild, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
 import { createTestDatabase } from '../support/database.js';
 import { pgUrlFor, TEST_REDIS_URL } from '../support/services.js';
 import { eventually } from '../support/http.js';
@@ -20,9 +20,10 @@ describe('Starting the built service (node dist/main.js)', () => {
     [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_ACCESS_TTL: '15 minutes' }, /SVC_ACCESS_TTL/],
     [{ SVC_JWT_SECRET: 'x'.repeat(40), PORT: '70000' }, /PORT/],
     [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_KVSTORE_URL: 'localhost:6379' }, /SVC_KVSTORE_URL/],
+    [{ SVC_JWT_SECRET: 'x'.repeat(40), SVC_LOG_FORMAT: 'xml' }, /SVC_LOG_FORMAT must be text or json/],
   ])('exits non-zero and names the variable for %j', async (env, message) => {
     const proc = runService([], { SVC_DATA_DIR: scratch.dir('tms-boot-'), ...env });
-    expect(await proc.exited).not.toBe(0);
+    expect(await exitOf(proc)).toBe(1);
     expect(proc.output()).toMatch(message);
   });
 
@@ -34,7 +35,7 @@ describe('Starting the built service (node dist/main.js)', () => {
       SVC_DATA_DIR: scratch.dir('tms-boot-'),
       PORT: String(await freePort()),
     });
-    expect(await proc.exited).toBe(1);
+    expect(await exitOf(proc)).toBe(1);
     expect(proc.output()).toMatch(/The service failed to start: database "tms_no_such_database" does not exist/);
     expect(proc.output()).not.toMatch(/Retrying/);
   });
@@ -59,7 +60,7 @@ describe('Starting the built service (node dist/main.js)', () => {
     const file = join(scratch.dir('tms-boot-file-'), 'a-file');
     writeFileSync(file, 'not a directory');
     const proc = runService(['--dev-defaults'], { SVC_DATA_DIR: join(file, 'data'), PORT: String(await freePort()) });
-    expect(await proc.exited).toBe(1);
+    expect(await exitOf(proc)).toBe(1);
     expect(proc.output()).toMatch(/Configuration error: SVC_DATA_DIR \(.*a-file\/data\) must be a directory this process can write: ENOTDIR/);
   });
 
@@ -136,7 +137,7 @@ describe('Starting the built service (node dist/main.js)', () => {
       // A second instance on the same data: PostgreSQL's own reason, not an empty error.
       const second = await start();
       running.push(second.proc);
-      expect(await second.proc.exited).toBe(1);
+      expect(await exitOf(second.proc)).toBe(1);
       expect(second.proc.output()).toMatch(
         /The service failed to start: The embedded PostgreSQL in .*tms-embedded-held-.* did not start: FATAL: lock file "postmaster.pid" already exists HINT: Is another postmaster \(PID \d+\) running/,
       );
@@ -173,13 +174,52 @@ describe('Starting the built service (node dist/main.js)', () => {
         PORT: String((taken.address() as net.AddressInfo).port),
         SVC_EMBEDDED_DB_PORT: String(await freePort()),
       });
-      expect(await proc.exited).toBe(1);
+      expect(await exitOf(proc)).toBe(1);
       expect(proc.output()).toMatch(/The service failed to start: listen EADDRINUSE/);
       expect(proc.output()).toMatch(/database: embedded PostgreSQL/);
       // Its PostgreSQL is not left running: it removes its lock file as it stops.
       await eventually(async () => (existsSync(join(dataDir, 'postgres', 'postmaster.pid')) ? undefined : true));
     } finally {
       taken.close();
+    }
+  }, 60_000);
+
+  it('logs plain text off a terminal (no colour codes), or one JSON object a line with SVC_LOG_FORMAT=json', async () => {
+    const database = await createTestDatabase();
+    const start = async (env: Record<string, string>) => {
+      const port = await freePort();
+      const proc = runService([], {
+        SVC_JWT_SECRET: 'x'.repeat(40),
+        SVC_DB_URL: database.url,
+        SVC_KVSTORE_URL: TEST_REDIS_URL,
+        SVC_DATA_DIR: scratch.dir('tms-logs-'),
+        PORT: String(port),
+        ...env,
+      });
+      try {
+        await waitForHttp(`http://127.0.0.1:${port}/api/health/ready`, proc);
+        await eventually(async () => (/Listening on/.test(proc.output()) ? true : undefined));
+      } finally {
+        proc.child.kill('SIGTERM');
+        await proc.exited;
+      }
+      return proc.output().split('\n').filter(Boolean);
+    };
+    try {
+      // NO_COLOR unset: output to a pipe is still without ANSI escapes.
+      const text = await start({ NO_COLOR: '' });
+      expect(text.find((line) => line.includes('Listening on'))).toMatch(/^\[Nest\] \d+ {2}- .* LOG \[Boot\] Listening on http/);
+      expect(text.join('\n')).not.toContain('\u001b[');
+
+      const json = (await start({ SVC_LOG_FORMAT: 'json' })).map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(json).toContainEqual(
+        expect.objectContaining({ level: 'log', context: 'Boot', message: expect.stringMatching(/^Listening on http/) }),
+      );
+      for (const entry of json) {
+        expect(entry).toEqual(expect.objectContaining({ level: expect.any(String), message: expect.anything(), timestamp: expect.any(Number) }));
+      }
+    } finally {
+      await database.drop();
     }
   }, 60_000);
 

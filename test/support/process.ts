@@ -40,6 +40,24 @@ export function runService(args: string[], env: Record<string, string>): Service
   return { child, output: () => text, exited };
 }
 
+/**
+ * For a process that should exit by itself: its exit code, or 'still running' (and it is killed) after `timeoutMs`,
+ * so that a test expecting an exit fails instead of leaving the service running.
+ */
+export async function exitOf(proc: ServiceProcess, timeoutMs = 20_000): Promise<number | null | 'still running'> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'still running'>((done) => {
+    timer = setTimeout(() => done('still running'), timeoutMs);
+  });
+  const outcome = await Promise.race([proc.exited, late]);
+  clearTimeout(timer);
+  if (outcome === 'still running') {
+    proc.child.kill('SIGKILL');
+    await proc.exited;
+  }
+  return outcome;
+}
+
 export async function waitForHttp(url: string, proc: ServiceProcess, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
