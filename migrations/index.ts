@@ -9,6 +9,7 @@ import { ResultsWritePath1764600000000 } from './1764600000000-ResultsWritePath.
 import { IngestQueuePayloadJson1764610000000 } from './1764610000000-IngestQueuePayloadJson.js';
 import { IngestQueuePayloadText1764620000000 } from './1764620000000-IngestQueuePayloadText.js';
 import { ResultIdBlocks1764630000000 } from './1764630000000-ResultIdBlocks.js';
+import { ResultsWithoutIdIndex1764640000000 } from './1764640000000-ResultsWithoutIdIndex.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -23,4 +24,5 @@ export const MIGRATIONS = [
   IngestQueuePayloadJson1764610000000,
   IngestQueuePayloadText1764620000000,
   ResultIdBlocks1764630000000,
+  ResultsWithoutIdIndex1764640000000,
 ];

@@ -4,6 +4,7 @@ import { dataSourceOptions } from '../../../src/database/data-source-options.js'
 import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/entities.js';
 import { ResultsWriter, testIdentity } from '../../../src/results/results.writer.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
+import { ResultsWithoutIdIndex1764640000000 } from '../../../migrations/1764640000000-ResultsWithoutIdIndex.js';
 
 describe(ResultsWriter.name, () => {
   let database: TestDatabase;
@@ -267,6 +268,44 @@ describe('results without foreign keys (migration ResultsWritePath)', () => {
     await expect(insert(uuid)).rejects.toMatchObject({ driverError: expect.objectContaining({ code: '23505' }) });
     await insert(null);
     await insert(null);
+  });
+});
+
+describe('the indexes of results (migration ResultsWithoutIdIndex)', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  const indexesOf = async (runner: { query: DataSource['query'] }) =>
+    (await runner.query<{ indexname: string }[]>(`SELECT indexname FROM pg_indexes WHERE tablename = 'results' ORDER BY indexname`)).map(
+      (r) => r.indexname,
+    );
+
+  it('are the three its reads use: by run and status, by test, by UUID; no primary-key index on id, which nothing reads by', async () => {
+    expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid']);
+  });
+
+  it('down restores the primary key, and up drops it again', async () => {
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      const migration = new ResultsWithoutIdIndex1764640000000();
+      await migration.down(runner);
+      expect(await indexesOf(runner)).toContain('results_pkey');
+      await migration.up(runner);
+      expect(await indexesOf(runner)).not.toContain('results_pkey');
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
   });
 });
 
