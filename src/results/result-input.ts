@@ -10,7 +10,8 @@ export interface ResultInput {
   durationMs?: number;
   message?: string;
   trace?: string;
-  startedAt?: Date;
+  /** A validated timestamp (ISO 8601 with an offset, or a date: UTC midnight); the writer stores it in UTC. */
+  startedAt?: string;
   attributes?: Record<string, string>;
   retry?: number;
 }

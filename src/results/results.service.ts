@@ -53,10 +53,7 @@ export class ResultsService {
 
   /** All or nothing: the batch was validated whole before this, and is written in one transaction. */
   async addResults(runId: string, dto: AddResultsDto): Promise<{ ids: number[] }> {
-    const items: ResultInput[] = dto.results.map((r) => ({
-      ...r,
-      startedAt: r.startedAt ? new Date(r.startedAt) : undefined,
-    }));
+    const items: ResultInput[] = dto.results;
     const outcome = await this.runs.transaction(async (tx) => {
       const run = await this.runs.runIn(tx, runId);
       if (!run) {
