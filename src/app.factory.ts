@@ -39,7 +39,7 @@ export function createLogger(config: Pick<AppConfig, 'logLevel' | 'logFormat'>):
 }
 
 export interface CreateAppOptions {
-  /** Quieter logs for tests. */
+  /** The process's logger (main.ts), or quieter logs for tests; by default createLogger(config). */
   logger?: false | LogLevel[] | LoggerService;
 }
 

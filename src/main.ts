@@ -15,7 +15,8 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  Logger.overrideLogger(createLogger(config));
+  const logger = createLogger(config);
+  Logger.overrideLogger(logger);
   const log = new Logger('Boot');
   for (const line of describeParts(config)) {
     log.log(line.text);
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
   for (const file of config.generated) {
     log.log(`Generated and stored ${file}`);
   }
-  const app = await createApp(config);
+  const app = await createApp(config, { logger });
   await app.listen(config.http.port);
   log.log(`Listening on ${config.http.baseUrl} (API reference: ${config.http.baseUrl}/swagger-ui.html)`);
   if (config.bootstrapAdmin) {

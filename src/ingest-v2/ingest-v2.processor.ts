@@ -122,7 +122,7 @@ export class IngestV2Processor {
     emitted: ResultsEvent[],
     written: WriteOutcome[],
   ): Promise<void> {
-    const items: ResultInput[] = messages.length === 1 ? messages[0].results : messages.flatMap((m) => m.results);
+    const items: ResultInput[] = messages.flatMap((m) => m.results);
     const outcome = await this.writer.write(tx, run, items);
     written.push(outcome);
     let offset = 0;
