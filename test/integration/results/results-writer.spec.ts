@@ -194,7 +194,7 @@ describe(ResultsWriter.name, () => {
   });
 });
 
-describe('results without foreign keys (migration ResultsWritePath)', () => {
+describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)', () => {
   let database: TestDatabase;
   let db: DataSource;
   const writer = new ResultsWriter();
@@ -269,31 +269,17 @@ describe('results without foreign keys (migration ResultsWritePath)', () => {
     await insert(null);
     await insert(null);
   });
-});
-
-describe('the indexes of results (migration ResultsWithoutIdIndex)', () => {
-  let database: TestDatabase;
-  let db: DataSource;
-
-  beforeAll(async () => {
-    database = await createTestDatabase();
-    db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
-  });
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
-  });
 
   const indexesOf = async (runner: { query: DataSource['query'] }) =>
     (await runner.query<{ indexname: string }[]>(`SELECT indexname FROM pg_indexes WHERE tablename = 'results' ORDER BY indexname`)).map(
       (r) => r.indexname,
     );
 
-  it('are the three its reads use: by run and status, by test, by UUID; no primary-key index on id, which nothing reads by', async () => {
+  it('has the three indexes its reads use (by run and status, by test, by UUID), and none on id, which nothing reads by', async () => {
     expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid']);
   });
 
-  it('down restores the primary key, and up drops it again', async () => {
+  it('gets its primary key back from ResultsWithoutIdIndex down, and loses it again with up', async () => {
     const runner = db.createQueryRunner();
     await runner.startTransaction();
     try {
