@@ -5,7 +5,9 @@
 //      for information also into a copy that has the indexes of `results` (what the service must maintain), and
 //      the ceiling of any ingest path on this machine: PostgreSQL alone storing the same rows as the service
 //      does (transactions of 1000 into that indexed copy) from one connection per core, with UUIDs and without
-//      (with --ingest-tests=rerun, the default, into a table that already holds a previous run of the same tests);
+//      (with --ingest-tests=rerun, the default, into a table that already holds a previous run of the same tests),
+//      and V2's floor: the same rows with UUIDs through a table like ingest_queue, PostgreSQL doing only what that
+//      path must (queue each batch, claim, store, count, delete) for bytes built beforehand;
 //   2. V1 — POST /api/runs/{id}/results, 1000 results a request, several concurrent clients on one run:
 //      results/s = results / wall time (all answered 201, so all committed), and its ratio to COPY;
 //   3. V2 — POST /api/v2/projects/{id}/runs/{uuid}/results (202 once queued): results/s from the first request
@@ -52,6 +54,14 @@ const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 const SEEN_UUIDS = `SELECT s.uuid::text AS uuid FROM unnest($2::uuid[]) AS w(uuid)
   CROSS JOIN LATERAL (SELECT uuid FROM results WHERE project_id = $1 AND uuid = w.uuid LIMIT 1) s`;
 
+const BENCH_TABLES = 'bench_copy, bench_copy_indexed, bench_queue, bench_counts';
+// The V2 floor's consumers, as the service's (src/ingest-v2/ingest-v2.module.ts): 3 at once, 10 batches each.
+const QUEUE_CONSUMERS = 3;
+const QUEUE_BATCH = 10;
+// A consumer's claim inside its transaction: row locks hold the rows until it commits (and deletes them).
+const FLOOR_CLAIM = `SELECT id, payload, batch FROM bench_queue
+  WHERE dead_at IS NULL AND available_at <= now() ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`;
+
 const run_ = promisify(execFile);
 
 export async function run(ctx) {
@@ -85,10 +95,14 @@ export async function run(ctx) {
       digits: 0,
     },
     ...[
-      ['ceilingV1', 'no UUIDs (V1’s rows)'],
-      ['ceilingV2', 'with UUIDs (V2’s rows)'],
+      ['ceilingV1', `${copy.streams} connections, no UUIDs (V1’s rows)`],
+      ['ceilingV2', `${copy.streams} connections, with UUIDs (V2’s rows)`],
+      [
+        'floorV2',
+        `V2’s rows through a table queue, ${clients} senders, ${QUEUE_CONSUMERS} consumers (V2’s floor)`,
+      ],
     ].map(([key, what]) => ({
-      metric: `ceiling: PostgreSQL alone, ${copy.streams} connections, ${what}${copy.rerun ? ', rerun' : ''}, / COPY (info)`,
+      metric: `ceiling: PostgreSQL alone, ${what}${copy.rerun ? ', rerun' : ''}, / COPY (info)`,
       value: copy[key].rowsPerSec / copyRate,
       unit: '',
       digits: 3,
@@ -355,15 +369,21 @@ async function measureCopy(ctx, service, rows) {
   await client.connect();
   try {
     // A normal (logged) table like results, as the service writes a normal table; LIKE copies no foreign keys.
-    await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed');
+    await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLES}`);
     await client.query('CREATE TABLE bench_copy (LIKE results INCLUDING DEFAULTS INCLUDING IDENTITY)');
     await client.query('CREATE TABLE bench_copy_indexed (LIKE results INCLUDING ALL)');
+    // The V2 floor's queue: ingest_queue as the service has it (text payload, its compression, the live index),
+    // plus the number of the batch a row carries, and a run's counts.
+    await client.query('CREATE TABLE bench_queue (LIKE ingest_queue INCLUDING ALL)');
+    await client.query('ALTER TABLE bench_queue ADD COLUMN batch integer');
+    await client.query('CREATE TABLE bench_counts (id integer PRIMARY KEY, total bigint NOT NULL)');
+    await client.query('INSERT INTO bench_counts VALUES (1, 0)');
     const chunks = copyText(makeResults(rows, 'copy', { uuids: true }));
     const bytes = chunks.reduce((n, c) => n + c.length, 0);
 
     // One measurement: `work()` stores `rows` rows into `table` (emptied first, then given `before`, unmeasured).
     const once = async (table, work, before) => {
-      await client.query(`TRUNCATE ${table}`);
+      await client.query(`TRUNCATE ${table}, bench_queue`);
       await client.query('CHECKPOINT').catch(() => {}); // needs superuser or pg_checkpoint; fine without
       if (before) {
         await pipeline(
@@ -401,7 +421,14 @@ async function measureCopy(ctx, service, rows) {
         copyText(batch, { firstTestId: 1 + i * BATCH, firstId: firstId + i * BATCH, runId }),
       );
     const measured = rerun ? { runId: 2, firstId: rows + 1 } : { runId: 1, firstId: 1 };
-    const withUuids = batchesOf(makeResults(rows, 'copy', { uuids: true }), measured);
+    const v2Results = makeResults(rows, 'copy', { uuids: true });
+    const withUuids = batchesOf(v2Results, measured);
+    // What the V2 door queues for each batch: the message with the batch as its client sent it.
+    const payloads = chunk(v2Results, BATCH).map((items) =>
+      Buffer.from(
+        JSON.stringify({ kind: 'results', projectId: '1', runUuid: randomUUID(), batch: { results: items } }),
+      ),
+    );
     const withoutUuids = batchesOf(makeResults(rows, 'copy'), measured);
     const previousRun = (uuids) =>
       rerun ? batchesOf(makeResults(rows, 'copy', { uuids }), { runId: 1, firstId: 1 }).flat() : undefined;
@@ -423,14 +450,58 @@ async function measureCopy(ctx, service, rows) {
       return stored;
     };
 
+    // The floor of V2 with the table queue: PostgreSQL doing only what that path must do, from bytes built
+    // beforehand (no HTTP, JSON, validation or COPY text to build). `senders` connections (one per bench client)
+    // queue the batches; QUEUE_CONSUMERS connections each claim up to QUEUE_BATCH of them at a time and, in one
+    // transaction, store their rows, count them and delete them (the service spends more: a lease and a
+    // separate delete, a savepoint, run locks). Any V2 path with this queue stays below this rate.
+    const senders = [];
+    const consumers = [];
+    const throughQueue = (batches) => async () => {
+      let next = 0;
+      let stored = 0;
+      const send = async (sender) => {
+        while (next < payloads.length) {
+          const i = next++;
+          await sender.query('INSERT INTO bench_queue (payload, batch) VALUES ($1, $2)', [payloads[i], i]);
+        }
+      };
+      const consume = async (consumer) => {
+        while (stored < rows) {
+          await consumer.query('BEGIN');
+          const { rows: claimed } = await consumer.query(FLOOR_CLAIM, [QUEUE_BATCH]);
+          if (!claimed.length) {
+            await consumer.query('COMMIT');
+            await new Promise((resolve) => setTimeout(resolve, 1));
+            continue;
+          }
+          const stream = consumer.query(copyFrom(`COPY bench_copy_indexed (id, ${COLUMNS}) FROM STDIN`));
+          await pipeline(Readable.from(claimed.flatMap((row) => batches[row.batch])), stream);
+          await consumer.query('UPDATE bench_counts SET total = total + $1 WHERE id = 1', [stream.rowCount]);
+          await consumer.query('DELETE FROM bench_queue WHERE id = ANY($1::bigint[])', [
+            claimed.map((row) => row.id),
+          ]);
+          await consumer.query('COMMIT');
+          stored += stream.rowCount;
+        }
+      };
+      await Promise.all([...senders.map(send), ...consumers.map(consume)]);
+      return stored;
+    };
+
     const result = {};
     const phases = [];
-    try {
-      for (let i = 0; i < streams; i++) {
-        const writer = new pg.Client({ connectionString: service.db.url });
-        writers.push(writer);
-        await writer.connect();
+    const connect = async (list, n) => {
+      for (let i = 0; i < n; i++) {
+        const connection = new pg.Client({ connectionString: service.db.url });
+        list.push(connection);
+        await connection.connect();
       }
+    };
+    try {
+      await connect(writers, streams);
+      await connect(senders, ctx.options.ingestClients);
+      await connect(consumers, QUEUE_CONSUMERS);
       for (const [key, table, work, label, before] of [
         ['plain', 'bench_copy', copyAll('bench_copy'), 'COPY → bench_copy (no indexes)'],
         [
@@ -451,6 +522,13 @@ async function measureCopy(ctx, service, rows) {
           'bench_copy_indexed',
           copyInBatches('bench_copy_indexed', withUuids),
           `  same, ${BATCH} a transaction, ${streams} connections, with UUIDs${rerun ? ', a rerun' : ''}`,
+          previousRun(true),
+        ],
+        [
+          'floorV2',
+          'bench_copy_indexed',
+          throughQueue(withUuids),
+          `  same rows through a table queue (${senders.length} senders, ${QUEUE_CONSUMERS} consumers, ${QUEUE_BATCH} batches a transaction)`,
           previousRun(true),
         ],
       ]) {
@@ -474,11 +552,11 @@ async function measureCopy(ctx, service, rows) {
         });
       }
     } finally {
-      await Promise.all(writers.map((writer) => writer.end().catch(() => {})));
+      await Promise.all([...writers, ...senders, ...consumers].map((c) => c.end().catch(() => {})));
     }
     return { rows, bytes, format: 'text', rounds: COPY_ROUNDS, streams, rerun, ...result, phases };
   } finally {
-    await client.query('DROP TABLE IF EXISTS bench_copy, bench_copy_indexed').catch(() => {});
+    await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLES}`).catch(() => {});
     await client.end();
   }
 }

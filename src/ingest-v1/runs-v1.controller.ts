@@ -102,7 +102,7 @@ export class RunsV1Controller {
 
   @Get('projects/:projectId/tests')
   @RequireProjectRole('VIEWER')
-  @ApiOperation({ summary: 'Test cases with last status and flakiness; `q` searches suite and name' })
+  @ApiOperation({ summary: 'Test cases with last status and flakiness; `q` searches suite and name; sortable on suite, name, id (default suite,name)' })
   @ApiOkResponse({ type: PageOf(TestCaseDto) })
   listTests(@Param('projectId') projectId: string, @Query() query: TestsQueryDto) {
     return this.results.listTests(projectId, query);
@@ -110,7 +110,7 @@ export class RunsV1Controller {
 
   @Get('projects/:projectId/tests/:testId/history')
   @RequireProjectRole('VIEWER')
-  @ApiOperation({ summary: "The test's results across runs, newest first; sortable on id" })
+  @ApiOperation({ summary: "The test's results across runs, newest stored first; sortable on id" })
   @ApiOkResponse({ type: PageOf(HistoryItemDto) })
   history(@Param('projectId') projectId: string, @Param('testId') testId: string, @Query() query: PageQueryDto) {
     return this.results.history(projectId, testId, query);
