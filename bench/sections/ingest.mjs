@@ -386,10 +386,7 @@ async function measureCopy(ctx, service, rows) {
       await client.query(`TRUNCATE ${table}, bench_queue`);
       await client.query('CHECKPOINT').catch(() => {}); // needs superuser or pg_checkpoint; fine without
       if (before) {
-        await pipeline(
-          Readable.from(before),
-          client.query(copyFrom(`COPY ${table} (id, ${COLUMNS}) FROM STDIN`)),
-        );
+        await copyRows(client, table, `id, ${COLUMNS}`, before);
       }
       const phase = await startPhase(client);
       const started = performance.now();
@@ -401,11 +398,7 @@ async function measureCopy(ctx, service, rows) {
       }
       return { wallSec, rate: rows / wallSec, cpu: cores, wal };
     };
-    const copyAll = (table) => async () => {
-      const stream = client.query(copyFrom(`COPY ${table} (${COLUMNS}) FROM STDIN`));
-      await pipeline(Readable.from(chunks), stream);
-      return stream.rowCount;
-    };
+    const copyAll = (table) => () => copyRows(client, table, COLUMNS, chunks);
     // The ceiling of any ingest path here: PostgreSQL alone, on every core, storing the rows as the service
     // does (transactions of BATCH rows into a table with the indexes of results), with no HTTP, JSON or
     // queue in front of it. With UUIDs (V2's rows, which the unique index takes) and without (V1's).
@@ -440,10 +433,9 @@ async function measureCopy(ctx, service, rows) {
           while (next < batches.length) {
             const batch = batches[next++];
             await writer.query('BEGIN');
-            const stream = writer.query(copyFrom(`COPY ${table} (id, ${COLUMNS}) FROM STDIN`));
-            await pipeline(Readable.from(batch), stream);
+            const copied = await copyRows(writer, table, `id, ${COLUMNS}`, batch);
             await writer.query('COMMIT');
-            stored += stream.rowCount;
+            stored += copied;
           }
         }),
       );
@@ -457,7 +449,7 @@ async function measureCopy(ctx, service, rows) {
     // separate delete, a savepoint, run locks). Any V2 path with this queue stays below this rate.
     const senders = [];
     const consumers = [];
-    const throughQueue = (batches) => async () => {
+    const throughQueue = (batches, payloads) => async () => {
       let next = 0;
       let stored = 0;
       const send = async (sender) => {
@@ -475,14 +467,18 @@ async function measureCopy(ctx, service, rows) {
             await new Promise((resolve) => setTimeout(resolve, 1));
             continue;
           }
-          const stream = consumer.query(copyFrom(`COPY bench_copy_indexed (id, ${COLUMNS}) FROM STDIN`));
-          await pipeline(Readable.from(claimed.flatMap((row) => batches[row.batch])), stream);
-          await consumer.query('UPDATE bench_counts SET total = total + $1 WHERE id = 1', [stream.rowCount]);
+          const copied = await copyRows(
+            consumer,
+            'bench_copy_indexed',
+            `id, ${COLUMNS}`,
+            claimed.flatMap((row) => batches[row.batch]),
+          );
+          await consumer.query('UPDATE bench_counts SET total = total + $1 WHERE id = 1', [copied]);
           await consumer.query('DELETE FROM bench_queue WHERE id = ANY($1::bigint[])', [
             claimed.map((row) => row.id),
           ]);
           await consumer.query('COMMIT');
-          stored += stream.rowCount;
+          stored += copied;
         }
       };
       await Promise.all([...senders.map(send), ...consumers.map(consume)]);
@@ -527,7 +523,7 @@ async function measureCopy(ctx, service, rows) {
         [
           'floorV2',
           'bench_copy_indexed',
-          throughQueue(withUuids),
+          throughQueue(withUuids, payloads),
           `  same rows through a table queue (${senders.length} senders, ${QUEUE_CONSUMERS} consumers, ${QUEUE_BATCH} batches a transaction)`,
           previousRun(true),
         ],
@@ -559,6 +555,13 @@ async function measureCopy(ctx, service, rows) {
     await client.query(`DROP TABLE IF EXISTS ${BENCH_TABLES}`).catch(() => {});
     await client.end();
   }
+}
+
+/** COPYs `chunks` (COPY text) into `table` (`columns`) through `connection`; resolves to the rows stored. */
+async function copyRows(connection, table, columns, chunks) {
+  const stream = connection.query(copyFrom(`COPY ${table} (${columns}) FROM STDIN`));
+  await pipeline(Readable.from(chunks), stream);
+  return stream.rowCount;
 }
 
 /**
