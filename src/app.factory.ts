@@ -9,9 +9,11 @@ import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
 import helmet, { type HelmetOptions } from 'helmet';
 import { AppModule } from './app.module.js';
+import { ClientLimits } from './auth/client-limits.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { AppError } from './common/app-error.js';
 import { errorBody } from './common/error-body.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from './common/json-depth.js';
 import type { RawBodyRequest } from './common/raw-body.js';
 import { createValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
@@ -57,7 +59,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
 }
 
 function configure(app: NestExpressApplication, config: AppConfig): void {
-  answerMalformedRequests(app.getHttpServer());
+  const server = app.getHttpServer() as Server & { connectionsCheckingInterval: number };
+  answerMalformedRequests(server);
+  limitRequestTime(server, config.http.requestTimeoutMs);
   app.disable('x-powered-by');
   // Responses are per user and mostly `no-store`; hashing every body for an ETag cost ~4% of a small request.
   app.set('etag', false);
@@ -69,6 +73,8 @@ function configure(app: NestExpressApplication, config: AppConfig): void {
   if (config.http.corsOrigins.length) {
     app.enableCors({ origin: config.http.corsOrigins, credentials: true, methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] });
   }
+  // Per-client limits of the public endpoints count before any body is read: a flood costs a counter each.
+  app.use(app.get(ClientLimits).middleware);
   app.use(bodyReader(config));
   app.use(bodyErrors);
   app.useGlobalPipes(createValidationPipe());
@@ -110,13 +116,18 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
       req.rawBodyCharset = charset;
     },
   });
+  const tooDeep = AppError.validation(`The request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
   const readJson = (req: Request, res: Response, next: NextFunction) => {
     if (BODILESS.has(req.method)) {
       next();
     } else if (hasContent(req) && !req.is(JSON_TYPES)) {
       next(AppError.validation('The request body must be JSON, sent with Content-Type: application/json'));
+    } else if (Number(req.headers['content-length']) > config.http.bodyLimitBytes) {
+      // body-parser would read (and discard) all of the declared bytes before answering, however many.
+      refuseUnread(res, 413, `The request body exceeds the size limit of ${config.http.bodyLimit}`);
     } else {
-      json(req, res, next);
+      // Bounded before anything walks the value recursively (class-transformer overflowed its stack at ~5,000).
+      json(req, res, (error?: unknown) => next(error ?? (nestsDeeperThan(req.body, MAX_JSON_DEPTH) ? tooDeep : undefined)));
     }
   };
   return (req, res, next) => {
@@ -126,6 +137,24 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
       readJson(req, res, next);
     }
   };
+}
+
+/** Answers without reading the request's body, and closes the connection rather than wait for the body. */
+function refuseUnread(res: Response, status: number, message: string): void {
+  res.setHeader('Connection', 'close');
+  res.status(status).json(errorBody(status, message));
+}
+
+/**
+ * A whole request (headers and body) must arrive within `timeoutMs`, else 408 (answerMalformedRequests) and the
+ * connection is closed: Node's default is 300 s, checked every 30 s, which let a client hold a connection open
+ * for five minutes by declaring a body it never sends.
+ */
+function limitRequestTime(server: Server & { connectionsCheckingInterval: number }, timeoutMs: number): void {
+  server.requestTimeout = timeoutMs;
+  server.headersTimeout = Math.min(server.headersTimeout, timeoutMs);
+  // Read when the server starts listening, which is later.
+  server.connectionsCheckingInterval = Math.max(250, Math.min(5000, Math.floor(timeoutMs / 4)));
 }
 
 /** Whether the request carries body bytes: chunked, or a Content-Length other than 0 (an empty body is none). */

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
 import { ProjectEntity, ProjectMemberEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
@@ -15,6 +15,7 @@ export interface MemberRow {
   fullName: string;
   role: ProjectRole;
   via: 'DIRECT' | 'GROUP';
+  platformAdmin: boolean;
 }
 
 const MEMBER_SORT: Record<MemberSortField, string> = {
@@ -22,6 +23,20 @@ const MEMBER_SORT: Record<MemberSortField, string> = {
   fullName: 'u.full_name',
   role: `array_position(${ROLE_ORDER_SQL}, best.role)`,
 };
+
+/** Each member's best role (direct or through a group) with the user's fields; `$1` is the project. */
+const MEMBERS_SQL = `WITH r AS (
+         SELECT user_id, role, 'DIRECT' AS via FROM project_members WHERE project_id = $1
+         UNION ALL
+         SELECT m.user_id, b.role, 'GROUP' FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id
+          WHERE b.project_id = $1
+       ), best AS (
+         SELECT DISTINCT ON (user_id) user_id, role, via FROM r
+          ORDER BY user_id, array_position(${ROLE_ORDER_SQL}, role) DESC, via ASC
+       )
+       SELECT best.user_id AS "userId", u.email, u.full_name AS "fullName", best.role, best.via,
+              u.admin AS "platformAdmin", count(*) OVER () AS total
+         FROM best JOIN users u ON u.id = best.user_id`;
 
 @Injectable()
 export class ProjectsRepository {
@@ -68,24 +83,35 @@ export class ProjectsRepository {
   async members(projectId: string, page: PageRequest<MemberSortField>): Promise<[MemberRow[], number]> {
     const order = page.sort.map((s) => `${MEMBER_SORT[s.field]} ${s.direction}`).join(', ');
     const rows: (MemberRow & { total: string })[] = await this.db.query(
-      `WITH r AS (
-         SELECT user_id, role, 'DIRECT' AS via FROM project_members WHERE project_id = $1
-         UNION ALL
-         SELECT m.user_id, b.role, 'GROUP' FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id
-          WHERE b.project_id = $1
-       ), best AS (
-         SELECT DISTINCT ON (user_id) user_id, role, via FROM r
-          ORDER BY user_id, array_position(${ROLE_ORDER_SQL}, role) DESC, via ASC
-       )
-       SELECT best.user_id AS "userId", u.email, u.full_name AS "fullName", best.role, best.via,
-              count(*) OVER () AS total
-         FROM best JOIN users u ON u.id = best.user_id
+      `${MEMBERS_SQL}
         ORDER BY ${order}, u.id
         LIMIT $2 OFFSET $3`,
       [projectId, page.size, page.offset],
     );
     const total = rows.length ? Number(rows[0].total) : await this.countMembers(projectId);
     return [rows.map(({ total: _t, ...row }) => ({ ...row, userId: String(row.userId) })), total];
+  }
+
+  /** One user's row of the member list, as the list shows it; null when they are no member. */
+  async member(projectId: string, userId: string): Promise<MemberRow | null> {
+    const [row]: (MemberRow & { total: string })[] = await this.db.query(`${MEMBERS_SQL} WHERE best.user_id = $2`, [
+      projectId,
+      userId,
+    ]);
+    return row ? { userId: String(row.userId), email: row.email, fullName: row.fullName, role: row.role, via: row.via, platformAdmin: row.platformAdmin } : null;
+  }
+
+  /**
+   * Runs `change` with the project's memberships to itself, in one transaction: the project row is locked
+   * (FOR NO KEY UPDATE, which lets rows that reference the project be written meanwhile), so concurrent changes
+   * of one project's members take turns, and a rule `change` checks (a project keeps an OWNER) still holds
+   * when it commits. Without it, two OWNERs demoting each other at once both counted two OWNERs.
+   */
+  withMembersLocked<T>(projectId: string, change: (members: LockedMembers) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM projects WHERE id = $1 FOR NO KEY UPDATE', [projectId]);
+      return change(new LockedMembers(tx, projectId));
+    });
   }
 
   private async countMembers(projectId: string): Promise<number> {
@@ -102,20 +128,32 @@ export class ProjectsRepository {
   directRole(projectId: string, userId: string): Promise<ProjectMemberEntity | null> {
     return this.db.getRepository(ProjectMemberEntity).findOneBy({ projectId, userId });
   }
+}
 
-  async setMember(projectId: string, userId: string, role: ProjectRole): Promise<void> {
-    await this.db.query(
+/** A project's direct memberships inside {@link ProjectsRepository.withMembersLocked}'s transaction. */
+export class LockedMembers {
+  constructor(
+    private readonly tx: EntityManager,
+    private readonly projectId: string,
+  ) {}
+
+  async directRole(userId: string): Promise<ProjectRole | null> {
+    return (await this.tx.getRepository(ProjectMemberEntity).findOneBy({ projectId: this.projectId, userId }))?.role ?? null;
+  }
+
+  countDirectOwners(): Promise<number> {
+    return this.tx.getRepository(ProjectMemberEntity).countBy({ projectId: this.projectId, role: 'OWNER' });
+  }
+
+  async set(userId: string, role: ProjectRole): Promise<void> {
+    await this.tx.query(
       `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, user_id) DO UPDATE SET role = EXCLUDED.role`,
-      [projectId, userId, role],
+      [this.projectId, userId, role],
     );
   }
 
-  async removeMember(projectId: string, userId: string): Promise<boolean> {
-    return ((await this.db.getRepository(ProjectMemberEntity).delete({ projectId, userId })).affected ?? 0) > 0;
-  }
-
-  countDirectOwners(projectId: string): Promise<number> {
-    return this.db.getRepository(ProjectMemberEntity).countBy({ projectId, role: 'OWNER' });
+  async remove(userId: string): Promise<void> {
+    await this.tx.getRepository(ProjectMemberEntity).delete({ projectId: this.projectId, userId });
   }
 }

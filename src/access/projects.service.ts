@@ -11,7 +11,7 @@ import type { CreateProjectDto, ProjectDto, ProjectMemberDto, UpdateProjectDto }
 import type { ProjectEntity } from './entities.js';
 import { ProjectAccessRepository } from './project-access.repository.js';
 import { ProjectAccessService } from './project-access.service.js';
-import { ProjectsRepository } from './projects.repository.js';
+import { LockedMembers, MemberRow, ProjectsRepository } from './projects.repository.js';
 import type { ProjectRole } from './roles.js';
 
 @Injectable()
@@ -81,50 +81,56 @@ export class ProjectsService {
   async members(projectId: string, query: PageQueryDto): Promise<Page<ProjectMemberDto>> {
     const page = pageRequest(query, ['email', 'fullName', 'role'] as const, [{ field: 'email', direction: 'ASC' }]);
     const [rows, total] = await this.projects.members(projectId, page);
-    return toPage(
-      rows.map((r) => ({ userId: Number(r.userId), email: r.email, fullName: r.fullName, role: r.role, via: r.via })),
-      total,
-      page,
-    );
+    return toPage(rows.map(toMemberDto), total, page);
   }
 
+  /** Sets a direct role; answers the member's row as the member list shows it. */
   async setMember(actor: AuthUser, projectId: string, userId: string, role: ProjectRole, ip: string): Promise<ProjectMemberDto> {
     const user = /^\d{1,18}$/.test(userId) ? await this.users.findById(userId) : null;
     if (!user) {
       throw AppError.notFound(`User ${userId} not found`);
     }
-    const current = await this.projects.directRole(projectId, userId);
-    if (current?.role === 'OWNER' && role !== 'OWNER') {
-      await this.keepAnOwner(projectId);
-    }
-    await this.projects.setMember(projectId, userId, role);
-    this.audit({
-      type: 'ROLE_CHANGED',
-      actorId: actor.id,
-      ip,
-      target: `project:${projectId}`,
-      details: { userId: Number(userId), from: current?.role ?? null, to: role },
+    const from = await this.projects.withMembersLocked(projectId, async (members) => {
+      await this.stillOwner(actor, projectId);
+      const current = await members.directRole(userId);
+      if (current === 'OWNER' && role !== 'OWNER') {
+        await keepAnOwner(members);
+      }
+      await members.set(userId, role);
+      return current;
     });
-    const effective = (await this.access.roleOf(userId, projectId)) ?? role;
-    return { userId: Number(user.id), email: user.email, fullName: user.fullName, role: effective, via: effective === role ? 'DIRECT' : 'GROUP' };
+    this.audit({ type: 'ROLE_CHANGED', actorId: actor.id, ip, target: `project:${projectId}`, details: { userId: Number(userId), from, to: role } });
+    const row = await this.projects.member(projectId, userId);
+    return row ? toMemberDto(row) : { userId: Number(user.id), email: user.email, fullName: user.fullName, role, via: 'DIRECT', platformAdmin: user.admin };
   }
 
   async removeMember(actor: AuthUser, projectId: string, userId: string, ip: string): Promise<void> {
-    const current = /^\d{1,18}$/.test(userId) ? await this.projects.directRole(projectId, userId) : null;
-    if (!current) {
+    const from = !/^\d{1,18}$/.test(userId)
+      ? null
+      : await this.projects.withMembersLocked(projectId, async (members) => {
+          await this.stillOwner(actor, projectId);
+          const current = await members.directRole(userId);
+          if (current === 'OWNER') {
+            await keepAnOwner(members);
+          }
+          if (current) {
+            await members.remove(userId);
+          }
+          return current;
+        });
+    if (!from) {
       throw AppError.notFound(`User ${userId} is not a direct member of project ${projectId}`);
     }
-    if (current.role === 'OWNER') {
-      await this.keepAnOwner(projectId);
-    }
-    await this.projects.removeMember(projectId, userId);
-    this.audit({ type: 'ROLE_CHANGED', actorId: actor.id, ip, target: `project:${projectId}`, details: { userId: Number(userId), from: current.role, to: null } });
+    this.audit({ type: 'ROLE_CHANGED', actorId: actor.id, ip, target: `project:${projectId}`, details: { userId: Number(userId), from, to: null } });
   }
 
-  /** A project always keeps at least one direct OWNER, so nobody is locked out of its settings. */
-  private async keepAnOwner(projectId: string): Promise<void> {
-    if ((await this.projects.countDirectOwners(projectId)) <= 1) {
-      throw AppError.conflict('A project needs at least one OWNER: make someone else OWNER first');
+  /**
+   * The route's guard checked the actor's OWNER role before the request waited for the membership lock; a change
+   * that went first (another OWNER demoting this one) may have taken it since.
+   */
+  private async stillOwner(actor: AuthUser, projectId: string): Promise<void> {
+    if ((await this.access.roleOf(actor.id, projectId)) !== 'OWNER') {
+      throw AppError.conflict(`You are no longer OWNER of project ${projectId}: a change made meanwhile took that role`);
     }
   }
 
@@ -139,6 +145,17 @@ export class ProjectsService {
   private audit(record: AuditRecord): void {
     this.events.emit(AUDIT_EVENT, record);
   }
+}
+
+/** A project always keeps at least one direct OWNER, so nobody is locked out of its settings. */
+async function keepAnOwner(members: LockedMembers): Promise<void> {
+  if ((await members.countDirectOwners()) <= 1) {
+    throw AppError.conflict('A project needs at least one OWNER: make someone else OWNER first');
+  }
+}
+
+function toMemberDto(r: MemberRow): ProjectMemberDto {
+  return { userId: Number(r.userId), email: r.email, fullName: r.fullName, role: r.role, via: r.via, platformAdmin: r.platformAdmin };
 }
 
 export function toProjectDto(p: ProjectEntity, role: ProjectRole): ProjectDto {

@@ -54,7 +54,19 @@ export class AdminUsersService {
       }
     }
     if (Object.keys(changes).length) {
-      await this.users.update(user.id, changes);
+      await this.search.withAdminsLocked(async (admins) => {
+        // The guard read the actor's rights before this request waited for the lock: another admin may have
+        // taken them meanwhile.
+        if (!(await admins.isEnabledAdmin(actor.id))) {
+          throw AppError.conflict('You are no longer a platform admin: a change made meanwhile took that right');
+        }
+        const removesAnAdmin =
+          (changes.admin === false || changes.enabled === false) && (await admins.isEnabledAdmin(user.id));
+        if (removesAnAdmin && (await admins.countEnabledAdminsBut(user.id)) === 0) {
+          throw AppError.conflict('The platform needs at least one enabled platform admin: make someone else admin first');
+        }
+        await admins.update(user.id, changes);
+      });
       // Admin checks and /me read through the cache: this replica must see the change at once.
       this.userCache.forget(user.id);
       Object.assign(user, changes);

@@ -6,6 +6,29 @@ import type { AuthUser } from '../common/auth-user.js';
 import { AppConfig } from '../config/app-config.js';
 
 const VERIFIED_MAX = 10_000;
+/** How far ahead of this replica's clock a token's `iat` may be (another replica's clock). */
+const CLOCK_SKEW_SECONDS = 30;
+/** A user id as the database stores it: a positive bigint. */
+const USER_ID = /^[1-9]\d{0,17}$/;
+
+/**
+ * Whether the claims are those this service issues (RFC 8725 §3.9, §3.10): of type `access`, a user id as
+ * subject, numeric `exp` and `iat` (the signature check only tests `exp` when it is present, so a token without
+ * one was accepted forever), an `iat` not in the future beyond the skew, and a `jti`. Anything else is a 401,
+ * never a 400 from a value the database cannot take.
+ */
+function isIssuedClaims(claims: Partial<AccessClaims>): claims is AccessClaims {
+  return (
+    claims.typ === 'access' &&
+    typeof claims.sub === 'string' &&
+    USER_ID.test(claims.sub) &&
+    Number.isFinite(claims.exp) &&
+    Number.isFinite(claims.iat) &&
+    claims.iat! <= Date.now() / 1000 + CLOCK_SKEW_SECONDS &&
+    typeof claims.jti === 'string' &&
+    claims.jti.length > 0
+  );
+}
 
 export interface AccessClaims {
   sub: string;
@@ -68,7 +91,7 @@ export class AccessTokenService {
       const expired = (error as { name?: string }).name === 'TokenExpiredError';
       throw AppError.unauthenticated(expired ? 'The access token has expired; refresh it' : 'The access token is invalid');
     }
-    if (claims.typ !== 'access' || typeof claims.sub !== 'string' || !/^\d+$/.test(claims.sub)) {
+    if (!isIssuedClaims(claims)) {
       throw AppError.unauthenticated('The access token is invalid');
     }
     return { token, id: claims.sub, jti: claims.jti, exp: claims.exp };

@@ -20,7 +20,6 @@ import { AuthService, SignedIn } from './auth.service.js';
 import { LoginDto } from './dto/login.dto.js';
 import { MeDto } from './dto/me.dto.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
-import { LoginThrottlerGuard } from './login-throttler.guard.js';
 import { clearRefreshCookie, refreshCookieOf, setRefreshCookie } from './refresh-cookie.js';
 import { SameSiteGuard } from './same-site.guard.js';
 import { TwoFactorChallengeDto, TwoFactorVerifyDto } from '../two-factor/dto/two-factor.dto.js';
@@ -36,7 +35,6 @@ export class AuthController {
   @Public()
   @Post('login')
   @HttpCode(200)
-  @UseGuards(LoginThrottlerGuard)
   @Header('Cache-Control', 'no-store')
   @ApiOperation({ summary: 'Sign in; sets the rotating refresh cookie `svc_refresh`' })
   @ApiExtraModels(TokenResponseDto, TwoFactorChallengeDto)

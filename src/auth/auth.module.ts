@@ -2,9 +2,7 @@ import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { PassportModule } from '@nestjs/passport';
-import { ThrottlerModule } from '@nestjs/throttler';
 import { AppConfig } from '../config/app-config.js';
-import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { ApiTokensModule } from '../api-tokens/api-tokens.module.js';
 import { TwoFactorModule } from '../two-factor/two-factor.module.js';
 import { UsersModule } from '../users/users.module.js';
@@ -14,8 +12,7 @@ import { AuthService } from './auth.service.js';
 import { AuthenticationGuard } from './authentication.guard.js';
 import { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 import { jwtKey } from './jwt-key.js';
-import { KvThrottlerStorage } from './kv-throttler.storage.js';
-import { LoginThrottlerGuard } from './login-throttler.guard.js';
+import { ClientLimits } from './client-limits.js';
 import { RefreshTokenService } from './refresh-token.service.js';
 import { SameSiteGuard } from './same-site.guard.js';
 
@@ -33,13 +30,6 @@ import { SameSiteGuard } from './same-site.guard.js';
         verifyOptions: { algorithms: ['HS256'] },
       }),
     }),
-    ThrottlerModule.forRootAsync({
-      inject: [AppConfig, KeyValueStore],
-      useFactory: (config: AppConfig, kv: KeyValueStore) => ({
-        throttlers: [{ name: 'login', ttl: 60_000, limit: config.auth.loginPerMinute, blockDuration: 60_000 }],
-        storage: new KvThrottlerStorage(kv),
-      }),
-    }),
   ],
   controllers: [AuthController],
   providers: [
@@ -47,10 +37,10 @@ import { SameSiteGuard } from './same-site.guard.js';
     AccessTokenService,
     RefreshTokenService,
     ApiTokenAuthGuard,
-    LoginThrottlerGuard,
+    ClientLimits,
     SameSiteGuard,
     { provide: APP_GUARD, useClass: AuthenticationGuard },
   ],
-  exports: [AccessTokenService, RefreshTokenService],
+  exports: [AccessTokenService, RefreshTokenService, ClientLimits],
 })
 export class AuthModule {}

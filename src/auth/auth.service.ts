@@ -12,6 +12,7 @@ import { AccessTokenService, IssuedAccessToken } from './access-token.service.js
 import type { LoginDto } from './dto/login.dto.js';
 import type { MeDto } from './dto/me.dto.js';
 import { rateLimitAudit } from './rate-limit-audit.js';
+import { rateLimitedFor } from '../common/rate-limit.js';
 import { RefreshTokenService } from './refresh-token.service.js';
 import type { TwoFactorChallengeDto, TwoFactorVerifyDto } from '../two-factor/dto/two-factor.dto.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
@@ -48,7 +49,8 @@ export class AuthService {
     const failures = Number((await this.kv.get(failuresKey)) ?? 0);
     if (failures >= this.config.auth.loginFailuresPerAccountHour) {
       this.audit(rateLimitAudit(ip, 'POST /api/auth/login', { scope: 'account', failures }, { email: username }));
-      throw AppError.rateLimited('Too many failed sign-ins for this account; wait 60 seconds and retry');
+      // The counter's own lifetime: the lock lasts until the hour of failures has passed.
+      throw rateLimitedFor(await this.kv.ttlSeconds(failuresKey), 'Too many failed sign-ins for this account');
     }
 
     const user = await this.users.findByEmail(username);

@@ -1,5 +1,4 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import { ThrottlerException } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
 import { isDataException, sqlStateOf } from './db-errors.js';
@@ -50,7 +49,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
       return;
     }
     if (status === HttpStatus.TOO_MANY_REQUESTS) {
-      res.setHeader('Retry-After', '60');
+      res.setHeader('Retry-After', String((exception instanceof AppError && exception.retryAfterSeconds) || 60));
     }
     res.status(status).json(errorBody(status, message));
   }
@@ -58,9 +57,6 @@ export class AllExceptionsFilter implements ExceptionFilter {
   private describe(exception: unknown): { status: number; message: string } {
     if (exception instanceof AppError) {
       return { status: HTTP_STATUS_OF[exception.code], message: exception.message };
-    }
-    if (exception instanceof ThrottlerException) {
-      return { status: 429, message: 'Too many requests; wait 60 seconds and retry' };
     }
     if (exception instanceof HttpException) {
       return { status: exception.getStatus(), message: messageOf(exception) };

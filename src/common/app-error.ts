@@ -32,6 +32,8 @@ export class AppError extends Error {
   constructor(
     readonly code: ErrorCode,
     message: string,
+    /** With RATE_LIMITED: when the client may retry (the Retry-After header); 60 when not given. */
+    readonly retryAfterSeconds?: number,
   ) {
     super(message);
     this.name = 'AppError';
@@ -57,7 +59,12 @@ export class AppError extends Error {
     return new AppError(ErrorCode.CONFLICT, message);
   }
 
-  static rateLimited(message = 'Too many requests; wait 60 seconds and retry'): AppError {
-    return new AppError(ErrorCode.RATE_LIMITED, message);
+  static rateLimited(message = 'Too many requests; wait 60 seconds and retry', retryAfterSeconds = 60): AppError {
+    return new AppError(ErrorCode.RATE_LIMITED, message, retryAfterSeconds);
   }
+
+  static payloadTooLarge(message: string): AppError {
+    return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, message);
+  }
+
 }

@@ -1,12 +1,106 @@
-import { ValidationError, ValidationPipe } from '@nestjs/common';
+import { type ArgumentMetadata, ValidationError, ValidationPipe } from '@nestjs/common';
 import { AppError } from './app-error.js';
+
+/**
+ * Objects whose keys are data chosen by the client (a run's `attributes`), not fields of a DTO: any key is
+ * allowed there and kept as sent (the DTO copies them into an object without a prototype, see ownEntries).
+ */
+const FREE_FORM_MAPS = new Set(['attributes']);
+
+/** The keys Nest's pipe deleted silently, in place, everywhere (free-form maps included). */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'prototype', 'constructor']);
+
+/**
+ * Refuses unknown fields named like members of a prototype as it refuses any other unknown field. Nest's pipe
+ * deletes `__proto__`, `prototype` and `constructor` from the value in place (free-form maps included, so a
+ * run's attribute named `constructor` vanished), and class-transformer then leaves out the keys naming members
+ * of the DTO's prototype (`toString`, `hasOwnProperty`, `valueOf`, …): the whitelist saw neither, and
+ * `{"constructor": "x"}` was accepted and ignored where `{"foo": "x"}` got 400.
+ */
+class StrictValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const result: unknown = await super.transform(value, metadata);
+    const dropped = result === value ? undefined : droppedKey(value, result);
+    if (dropped) {
+      throw unknownField(dropped);
+    }
+    return result;
+  }
+
+  /** Called by the pipe before the value is transformed: refuse, rather than delete, what it would delete. */
+  protected override stripProtoKeys(value: unknown): void {
+    const found = prototypeKey(value);
+    if (found) {
+      throw unknownField(found);
+    }
+  }
+}
+
+function unknownField(path: string): AppError {
+  return AppError.validation(`property ${path} should not exist`);
+}
+
+/**
+ * The path of the first `__proto__`, `prototype` or `constructor` key, but for the keys of free-form maps
+ * themselves (their values are checked: a map holds strings, and an object there must not reach
+ * class-transformer with such a key, which crashed it).
+ */
+export function prototypeKey(value: unknown): string | undefined {
+  const stack: [unknown, string, boolean][] = [[value, '', false]];
+  while (stack.length) {
+    const [current, prefix, isMap] = stack.pop()!;
+    if (typeof current !== 'object' || current === null || ArrayBuffer.isView(current)) {
+      continue;
+    }
+    if (Array.isArray(current)) {
+      current.forEach((item, i) => stack.push([item, `${prefix}${i}.`, false]));
+      continue;
+    }
+    for (const key of Object.keys(current)) {
+      if (!isMap && PROTOTYPE_KEYS.has(key)) {
+        return `${prefix}${key}`;
+      }
+      stack.push([(current as Record<string, unknown>)[key], `${prefix}${key}.`, !isMap && FREE_FORM_MAPS.has(key)]);
+    }
+  }
+  return undefined;
+}
+
+/** The first key (as a path) of the plain value that its transformed counterpart does not have. */
+export function droppedKey(plain: unknown, transformed: unknown, prefix = ''): string | undefined {
+  if (typeof plain !== 'object' || plain === null || typeof transformed !== 'object' || transformed === null) {
+    return undefined;
+  }
+  if (Array.isArray(plain)) {
+    if (!Array.isArray(transformed)) {
+      return undefined;
+    }
+    for (let i = 0; i < plain.length; i++) {
+      const found = droppedKey(plain[i], transformed[i], `${prefix}${i}.`);
+      if (found) {
+        return found;
+      }
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(plain)) {
+    if (!Object.hasOwn(transformed, key)) {
+      return `${prefix}${key}`;
+    }
+    const found = droppedKey((plain as Record<string, unknown>)[key], (transformed as Record<string, unknown>)[key], `${prefix}${key}.`);
+    if (found) {
+      return found;
+    }
+  }
+  return undefined;
+}
 
 /**
  * Whitelist validation that rejects unknown fields and names every offending field in one message. The
  * failing values stay in the errors (`value`) only for describeValidationErrors, which never prints them.
  */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new StrictValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     transform: true,

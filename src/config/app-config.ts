@@ -30,6 +30,10 @@ export class AppConfig {
     corsOrigins: string[];
     trustedProxies: string[];
     bodyLimit: string;
+    /** SVC_BODY_LIMIT in bytes. */
+    bodyLimitBytes: number;
+    /** How long a whole request may take to arrive (SVC_HTTP_REQUEST_TIMEOUT), in milliseconds. */
+    requestTimeoutMs: number;
   };
   readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
   readonly kv: { url?: string; prefix: string };
@@ -71,6 +75,8 @@ export class AppConfig {
       corsOrigins: list(env.SVC_CORS_ORIGINS),
       trustedProxies: list(env.SVC_TRUSTED_PROXIES),
       bodyLimit: env.SVC_BODY_LIMIT,
+      bodyLimitBytes: byteSize(env.SVC_BODY_LIMIT, 'SVC_BODY_LIMIT'),
+      requestTimeoutMs: parseDurationSeconds(env.SVC_HTTP_REQUEST_TIMEOUT)! * 1000,
     };
     this.db = {
       url: env.SVC_DB_URL,
@@ -196,6 +202,16 @@ function hostOf(url: string): string {
   const host = new URL(url).hostname;
   // A mailbox needs a domain with a dot for most relays; localhost stays as it is for the embedded outbox.
   return host || 'localhost';
+}
+
+/** `10mb`, `512kb`, `1048576`: a size as body-parser reads it, in bytes; a ConfigError naming `name` otherwise. */
+function byteSize(text: string, name: string): number {
+  const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(text.trim());
+  const size = match ? Math.floor(Number(match[1]) * 1024 ** ['b', 'kb', 'mb', 'gb'].indexOf((match[2] ?? 'b').toLowerCase())) : NaN;
+  if (!Number.isSafeInteger(size) || size < 1) {
+    throw new ConfigError(`${name} must be a size such as 10mb, 512kb or a number of bytes`);
+  }
+  return size;
 }
 
 function list(text: string): string[] {

@@ -167,6 +167,10 @@ export class EnvironmentVariables {
   @IsOptional() @IsString()
   SVC_BODY_LIMIT: string = '10mb';
 
+  /** How long a whole request (headers and body) may take to arrive; then 408. */
+  @IsOptional() @Validate(IsDuration)
+  SVC_HTTP_REQUEST_TIMEOUT: string = '60s';
+
   // ---- outbound mail (SMTP; unset SMTP_HOST = messages go to the log and SVC_DATA_DIR/outbox/) ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
   SMTP_HOST?: string;

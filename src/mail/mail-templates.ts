@@ -1,4 +1,4 @@
-import { CONTROL_CHARS } from '../common/text.js';
+import { oneLine } from '../common/text.js';
 
 /**
  * One plain-text template per kind of message: what happened, the action link (built from SVC_BASE_URL)
@@ -194,7 +194,12 @@ const TEMPLATES: { [K in MailKind]: (ctx: MailContext, v: MailKinds[K]) => MailC
 };
 
 export function renderMail<K extends MailKind>(kind: K, ctx: MailContext, values: MailKinds[K]): MailContent {
-  const content = TEMPLATES[kind](ctx, values);
-  // Header injection is refused at the door; this is the last line of defence for subjects.
-  return { ...content, subject: content.subject.replace(CONTROL_CHARS, ' ').slice(0, 300) };
+  // Every value a user chose (a project's or a person's name) stays within its quotes on its line: a name with
+  // line breaks, stored before they were refused at the door, cannot write paragraphs of its own into an
+  // official mail. Line breaks are refused at the door; this is the last line of defence.
+  const safe = Object.fromEntries(
+    Object.entries(values).map(([key, value]) => [key, typeof value === 'string' ? oneLine(value) : value]),
+  ) as MailKinds[K];
+  const content = TEMPLATES[kind](ctx, safe);
+  return { ...content, subject: oneLine(content.subject).slice(0, 300) };
 }

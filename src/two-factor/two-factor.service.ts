@@ -5,7 +5,7 @@ import QRCode from 'qrcode';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
 import { rateLimitAudit } from '../auth/rate-limit-audit.js';
 import { AppError, ErrorCode } from '../common/app-error.js';
-import { enforceWindowLimit } from '../common/rate-limit.js';
+import { enforceWindowLimit, rateLimitedFor } from '../common/rate-limit.js';
 import { AppConfig } from '../config/app-config.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { SECURITY_NOTICE, securityNotice, SecurityNoticeKind } from '../users/account.events.js';
@@ -33,7 +33,7 @@ const DAY_SECONDS = 86_400;
 const BAD_CHALLENGE = 'The sign-in challenge is invalid, expired or already used; sign in again';
 const ALREADY_ACTIVE = 'Two-factor authentication is already active';
 const ENROL_WHILE_ACTIVE = `${ALREADY_ACTIVE}; disable it first to enrol a new device`;
-const TOO_MANY_CODES = 'Too many attempts; wait 60 seconds and retry';
+const TOO_MANY_CODES = 'Too many attempts';
 const WRONG_CODE = 'The code is wrong, expired or was already used';
 
 export type SecondFactor = 'TOTP' | 'RECOVERY_CODE';
@@ -77,7 +77,7 @@ export class TwoFactorService {
       `2fa-enroll:${userId}`,
       3_600_000,
       ENROLMENTS_PER_HOUR,
-      'Too many enrolments; wait and retry',
+      'Too many enrolments',
     );
     const secret = this.totp.newSecret();
     const recoveryCodes = newRecoveryCodes();
@@ -186,7 +186,7 @@ export class TwoFactorService {
           { id: userId },
         ),
       );
-      throw AppError.rateLimited('Too many two-factor attempts; wait 60 seconds and retry');
+      throw rateLimitedFor(hit.timeToBlockExpire, 'Too many two-factor attempts');
     }
     const user = await this.users.findById(userId);
     const row = user?.enabled ? await this.repository.find(userId) : null;

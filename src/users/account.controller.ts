@@ -32,8 +32,8 @@ export class AccountController {
     type: ErrorBody,
     description: '10 requests per minute per client; Retry-After: 60',
   })
-  register(@Body() dto: RegisterDto, @ClientIp() ip: string): Promise<AcceptedDto> {
-    return this.account.register(dto, ip);
+  register(@Body() dto: RegisterDto): AcceptedDto {
+    return this.account.register(dto);
   }
 
   @Public()
@@ -58,8 +58,8 @@ export class AccountController {
   })
   @ApiAcceptedResponse({ type: AcceptedDto })
   @ApiTooManyRequestsResponse({ type: ErrorBody, description: 'Retry-After: 60' })
-  forgotPassword(@Body() dto: EmailDto, @ClientIp() ip: string): Promise<AcceptedDto> {
-    return this.account.forgotPassword(dto.email, ip);
+  forgotPassword(@Body() dto: EmailDto): AcceptedDto {
+    return this.account.forgotPassword(dto.email);
   }
 
   @Public()

@@ -1,11 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
 import { RefreshTokenService } from '../auth/refresh-token.service.js';
 import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
-import { enforceWindowLimit } from '../common/rate-limit.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { MailService } from '../mail/mail.service.js';
 import { SECURITY_NOTICE, securityNotice } from './account.events.js';
@@ -18,8 +17,6 @@ import { UsersRepository } from './users.repository.js';
 
 const VERIFY_HOURS = 24;
 const RESET_MINUTES = 60;
-/** Requests per client IP and minute on register and forgot-password (then 429, Retry-After: 60). */
-const PER_IP_PER_MINUTE = 10;
 /** Reset emails per address and hour; more requests still get 202 and send nothing. */
 const RESETS_PER_ADDRESS_HOUR = 3;
 const INVALID_LINK = 'The link is invalid, has expired or was already used; request a new one';
@@ -36,8 +33,9 @@ const RESET_REQUESTED: AcceptedDto = {
  * known; the mail goes out in the background (the request only stores it).
  */
 @Injectable()
-export class AccountService {
+export class AccountService implements OnApplicationShutdown {
   private readonly logger = new Logger(AccountService.name);
+  private readonly pending = new Set<Promise<void>>();
 
   constructor(
     private readonly users: UsersRepository,
@@ -49,10 +47,16 @@ export class AccountService {
     private readonly events: EventEmitter2,
   ) {}
 
-  async register(dto: RegisterDto, ip: string): Promise<AcceptedDto> {
-    await this.limitPerIp('register', ip);
-    const email = dto.email.trim().toLowerCase();
-    const fullName = dto.fullName.trim();
+  /**
+   * Answers at once, the same for every address: what the address needs (a verification, a notice to its
+   * owner) is done after the answer, so the answer's timing says nothing about the address either.
+   */
+  register(dto: RegisterDto): AcceptedDto {
+    this.afterAnswer('register', () => this.registerAddress(dto.email.trim().toLowerCase(), dto.fullName.trim()));
+    return REGISTERED;
+  }
+
+  private async registerAddress(email: string, fullName: string): Promise<void> {
     const user = (await this.users.findByEmail(email)) ?? (await this.createUnverified(email, fullName));
     if (user.emailVerified || user.authSource !== 'LOCAL' || user.passwordHash) {
       // The address already has an account: tell its owner, tell the caller nothing.
@@ -64,7 +68,6 @@ export class AccountService {
       const token = await this.issue(user.id, 'VERIFY_EMAIL', VERIFY_HOURS * 3600);
       await this.mail.queue('verification', email, { fullName, token, validHours: VERIFY_HOURS });
     }
-    return REGISTERED;
   }
 
   async verifyEmail(dto: TokenPasswordDto, ip: string): Promise<void> {
@@ -75,20 +78,23 @@ export class AccountService {
     this.audit({ type: 'EMAIL_VERIFIED', actorId: user.id, actorEmail: user.email, ip });
   }
 
-  async forgotPassword(email: string, ip: string): Promise<AcceptedDto> {
-    await this.limitPerIp('forgot-password', ip);
-    const address = email.trim().toLowerCase();
+  /** Answers at once, the same for every address, as register does. */
+  forgotPassword(email: string): AcceptedDto {
+    this.afterAnswer('forgot-password', () => this.sendReset(email.trim().toLowerCase()));
+    return RESET_REQUESTED;
+  }
+
+  private async sendReset(address: string): Promise<void> {
     const requests = await this.kv.incrementWithTtl(`reset-requests:${address}`, 3600);
     if (requests > RESETS_PER_ADDRESS_HOUR) {
       this.logger.warn(`Password reset for ${address} not sent: ${RESETS_PER_ADDRESS_HOUR} requests per hour reached`);
-      return RESET_REQUESTED;
+      return;
     }
     const user = await this.users.findByEmail(address);
     if (user?.enabled && user.authSource === 'LOCAL') {
       const token = await this.issue(user.id, 'RESET_PASSWORD', RESET_MINUTES * 60);
       await this.mail.queue('password-reset', address, { fullName: user.fullName, token, validMinutes: RESET_MINUTES });
     }
-    return RESET_REQUESTED;
   }
 
   async resetPassword(dto: TokenPasswordDto, ip: string): Promise<void> {
@@ -146,8 +152,20 @@ export class AccountService {
     }
   }
 
-  private limitPerIp(endpoint: string, ip: string): Promise<void> {
-    return enforceWindowLimit(this.kv, `account:${endpoint}:${ip}`, 60_000, PER_IP_PER_MINUTE);
+  /**
+   * Runs `work` once the answer is on its way; a failure is logged (the caller was told nothing either way).
+   * Shutdown waits for work still running.
+   */
+  private afterAnswer(what: string, work: () => Promise<void>): void {
+    const done = new Promise<void>((resolve) => setImmediate(resolve))
+      .then(work)
+      .catch((error: unknown) => this.logger.error(`${what} failed after the answer: ${(error as Error).message}`))
+      .finally(() => this.pending.delete(done));
+    this.pending.add(done);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.allSettled([...this.pending]);
   }
 
   private audit(record: AuditRecord): void {

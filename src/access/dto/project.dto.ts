@@ -1,8 +1,13 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MinLength, ValidateIf } from 'class-validator';
+import { Transform } from 'class-transformer';
 import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { NO_CONTROL_CHARS, NO_CONTROL_CHARS_BUT_LINES } from '../../common/text.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
+
+/** Names are stored trimmed, so the checks see what will be stored: "   " is blank, not a name of 3 spaces. */
+const trimmed = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'WEB_APP', description: '2-32 of A-Z, 0-9 and _; unique' })
@@ -10,17 +15,20 @@ export class CreateProjectDto {
   @Matches(/^[A-Z0-9_]{2,32}$/, { message: 'key must be 2-32 characters of A-Z, 0-9 and _' })
   key: string;
 
-  @ApiProperty({ example: 'Web application' })
+  @ApiProperty({ example: 'Web application', description: 'One line, trimmed; must hold more than spaces', maxLength: 200 })
+  @Transform(trimmed)
   @IsString()
-  @MinLength(1, { message: 'name must not be empty' })
+  @MinLength(1, { message: 'name must not be blank' })
   @MaxChars(200)
+  @Matches(NO_CONTROL_CHARS, { message: 'name must be one line without control characters' })
   @IsStorableText()
   name: string;
 
-  @ApiPropertyOptional({ example: 'End-to-end and unit tests of the web application' })
+  @ApiPropertyOptional({ example: 'End-to-end and unit tests of the web application', description: 'May span lines', maxLength: 2000 })
   @IsOptional()
   @IsString()
   @MaxChars(2000)
+  @Matches(NO_CONTROL_CHARS_BUT_LINES, { message: 'description must not contain control characters other than line breaks and tabs' })
   @IsStorableText()
   description?: string;
 }
@@ -29,9 +37,11 @@ export class UpdateProjectDto {
   @ApiPropertyOptional()
   // Optional, but not nullable: a project always has a name (description: null clears the description).
   @ValidateIf((_: unknown, value: unknown) => value !== undefined)
+  @Transform(trimmed)
   @IsString()
-  @MinLength(1, { message: 'name must not be empty' })
+  @MinLength(1, { message: 'name must not be blank' })
   @MaxChars(200)
+  @Matches(NO_CONTROL_CHARS, { message: 'name must be one line without control characters' })
   @IsStorableText()
   name?: string;
 
@@ -39,6 +49,7 @@ export class UpdateProjectDto {
   @IsOptional()
   @IsString()
   @MaxChars(2000)
+  @Matches(NO_CONTROL_CHARS_BUT_LINES, { message: 'description must not contain control characters other than line breaks and tabs' })
   @IsStorableText()
   description?: string;
 }
@@ -85,6 +96,12 @@ export class ProjectMemberDto {
   @ApiProperty({ enum: PROJECT_ROLES, description: 'Effective role: the highest of direct and group roles' })
   role: ProjectRole;
 
-  @ApiProperty({ enum: ['DIRECT', 'GROUP'], description: 'Where the effective role comes from' })
+  @ApiProperty({ enum: ['DIRECT', 'GROUP'], description: 'Where the role comes from' })
   via: 'DIRECT' | 'GROUP';
+
+  @ApiProperty({
+    description:
+      'A platform administrator: acts as OWNER in every project whatever role this row shows (role and via are the membership)',
+  })
+  platformAdmin: boolean;
 }

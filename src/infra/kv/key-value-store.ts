@@ -1,4 +1,4 @@
-/** One fixed-window hit as @nestjs/throttler counts it; times in seconds. */
+/** One fixed-window hit (the shape @nestjs/throttler used); times in seconds. */
 export interface WindowHit {
   totalHits: number;
   timeToExpire: number;
@@ -25,6 +25,9 @@ export abstract class KeyValueStore {
   abstract compareAndSwap(key: string, expected: string, next: string, ttlSeconds: number): Promise<boolean>;
 
   abstract delete(key: string): Promise<void>;
+
+  /** Whole seconds until the key expires (rounded up); 0 when it does not exist. */
+  abstract ttlSeconds(key: string): Promise<number>;
 
   /** Adds one and returns the new count; the first increment starts the key's lifetime. */
   abstract incrementWithTtl(key: string, ttlSeconds: number): Promise<number>;

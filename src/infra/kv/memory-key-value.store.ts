@@ -47,6 +47,11 @@ export class MemoryKeyValueStore extends KeyValueStore {
     return Promise.resolve();
   }
 
+  ttlSeconds(key: string): Promise<number> {
+    const entry = this.live(key);
+    return Promise.resolve(entry ? Math.max(1, Math.ceil((entry.expiresAt - this.now()) / 1000)) : 0);
+  }
+
   incrementWithTtl(key: string, ttlSeconds: number): Promise<number> {
     const entry = this.live(key);
     if (!entry) {

@@ -83,6 +83,11 @@ export class RedisKeyValueStore extends KeyValueStore {
     await this.client.del(key);
   }
 
+  async ttlSeconds(key: string): Promise<number> {
+    const ms = await this.client.pttl(key);
+    return ms > 0 ? Math.ceil(ms / 1000) : 0;
+  }
+
   incrementWithTtl(key: string, ttlSeconds: number): Promise<number> {
     return this.call<number>('tmsIncrementWithTtl', key, ttlSeconds);
   }

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
+import { Transform, Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, Matches, MinLength, Validate, ValidateNested, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { RESULT_STATUSES } from '../entities.js';
@@ -38,8 +38,26 @@ export class CreateRunDto {
 
   @ApiPropertyOptional({ example: { branch: 'main', commit: '4f2a9c1' }, type: 'object', additionalProperties: { type: 'string' } })
   @IsOptional()
+  @Type(() => Object)
+  @Transform(({ obj }: { obj: { attributes?: unknown } }) => ownEntries(obj.attributes))
   @Validate(IsAttributes)
   attributes?: Record<string, string>;
+}
+
+/**
+ * A free-form map as sent, every key kept: class-transformer's own copy leaves out keys named like members of
+ * Object.prototype (`toString`, `constructor`, `__proto__`), so `{"toString": "x"}` was stored as `{}`. The copy
+ * has no prototype, so no key can reach one. Anything but a plain object is left for the validator to refuse.
+ */
+export function ownEntries(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return value;
+  }
+  const copy = Object.create(null) as Record<string, unknown>;
+  for (const key of Object.keys(value)) {
+    copy[key] = (value as Record<string, unknown>)[key];
+  }
+  return copy;
 }
 
 export class FinishRunDto {

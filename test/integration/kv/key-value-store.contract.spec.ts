@@ -60,6 +60,14 @@ describe.each([
     expect(await sut.incrementWithTtl(k, 1)).toBe(1);
   });
 
+  it('tells the seconds a key has left, rounded up, and 0 for a missing key', async () => {
+    const k = key();
+    expect(await sut.ttlSeconds(k)).toBe(0);
+    await sut.incrementWithTtl(k, 3600);
+    expect(await sut.ttlSeconds(k)).toBeGreaterThan(3595);
+    expect(await sut.ttlSeconds(k)).toBeLessThanOrEqual(3600);
+  });
+
   it('counts hits in a fixed window and blocks past the limit', async () => {
     const k = key();
     const hits = [];
