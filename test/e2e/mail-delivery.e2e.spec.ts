@@ -24,8 +24,13 @@ describe('Mail delivery: background sending, durability and the per-recipient li
     const app = await startApp({ SVC_DB_URL: database.url, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(silent.port) });
     try {
       await register(app.url, 'patient@example.com').expect(202);
-      // The answer came while the relay still had not said a word: the message is pending, not attempted yet.
-      expect(await outboxOf(app, 'patient@example.com')).toEqual([{ status: 'PENDING', attempts: 0, last_error: null }]);
+      // The answer came while the relay still had not said a word: the message (stored just after the answer) is
+      // pending, not attempted yet.
+      const stored = await eventually(async () => {
+        const rows = await outboxOf(app, 'patient@example.com');
+        return rows.length ? rows : undefined;
+      });
+      expect(stored).toEqual([{ status: 'PENDING', attempts: 0, last_error: null }]);
       expect(silent.connections()).toBeGreaterThanOrEqual(0);
       const [row] = await eventually(async () => {
         const rows = await outboxOf(app, 'patient@example.com');
