@@ -1,0 +1,205 @@
+import { firstLine, quote, secondsToMs, TextBuffer } from './report-fields.js';
+import { MAX_OUTPUT_CHARS, MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
+import { XmlBaseParser } from './xml-base.parser.js';
+
+/**
+ * JUnit XML in its flavours (Ant, Surefire/Failsafe, Gradle, pytest, Jest, Mocha, Go, PHPUnit, .NET loggers,
+ * cargo-nextest, ...). Every <testcase> anywhere is one result; its status is the worst of its direct children:
+ * <error> BROKEN, <failure> FAILED, <skipped> SKIPPED, none PASSED. Surefire's flaky and rerun elements leave
+ * the status as it is and set the retry count.
+ */
+export class JunitParser extends XmlBaseParser {
+  /** Enclosing <testsuite> names and timestamps, innermost last. */
+  private readonly suites: string[] = [];
+  private readonly suiteStamps: string[] = [];
+
+  /** Depth of the open <testcase>, 0 outside one. */
+  private caseDepth = 0;
+  private caseName = '';
+  private className = '';
+  private time = '';
+  private stamp = '';
+  private hasError = false;
+  private hasFailure = false;
+  private hasSkipped = false;
+  private errorMessage = '';
+  private errorType = '';
+  private failureMessage = '';
+  private failureType = '';
+  private skippedMessage = '';
+  private readonly errorText = new TextBuffer(MAX_TEXT_CHARS);
+  private readonly failureText = new TextBuffer(MAX_TEXT_CHARS);
+  private readonly skippedText = new TextBuffer(MAX_TEXT_CHARS);
+  private readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
+  private readonly stderr = new TextBuffer(MAX_OUTPUT_CHARS);
+  private reruns = 0;
+  private flaky = false;
+
+  constructor(sink: ReportSink) {
+    super('junit', sink);
+  }
+
+  open(name: string, attributes: Record<string, string>, depth: number): void {
+    if (depth === 1 && name !== 'testsuites' && name !== 'testsuite') {
+      this.xml.wrongRoot(name, attributes);
+    }
+    const caseDepth = this.caseDepth;
+    if (caseDepth === 0) {
+      if (name === 'testcase') {
+        this.startCase(attributes, depth);
+      } else if (name === 'testsuite') {
+        this.suites.push(attributes.name ?? '');
+        this.suiteStamps.push(attributes.timestamp ?? '');
+      } else if ((name === 'error' || name === 'failure') && this.suites.length > 0) {
+        const suite = this.suites[this.suites.length - 1];
+        this.out.warn(
+          'suiteError',
+          `Test suite ${quote(suite)} has an <${name}> outside any <testcase> (such as a failed class setup); ` +
+            'it is not a test and was not imported',
+        );
+      }
+      return;
+    }
+    if (depth === caseDepth + 1) {
+      switch (name) {
+        case 'error':
+          if (!this.hasError) {
+            this.hasError = true;
+            this.errorMessage = attributes.message ?? '';
+            this.errorType = attributes.type ?? '';
+            this.captureInto(this.errorText, depth);
+          }
+          break;
+        case 'failure':
+          if (!this.hasFailure) {
+            this.hasFailure = true;
+            this.failureMessage = attributes.message ?? '';
+            this.failureType = attributes.type ?? '';
+            this.captureInto(this.failureText, depth);
+          }
+          break;
+        case 'skipped':
+          if (!this.hasSkipped) {
+            this.hasSkipped = true;
+            this.skippedMessage = attributes.message ?? '';
+            this.captureInto(this.skippedText, depth);
+          }
+          break;
+        case 'system-out':
+          this.captureInto(this.stdout, depth);
+          break;
+        case 'system-err':
+          this.captureInto(this.stderr, depth);
+          break;
+        case 'flakyFailure':
+        case 'flakyError':
+          this.flaky = true;
+          this.reruns++;
+          break;
+        case 'rerunFailure':
+        case 'rerunError':
+          this.reruns++;
+          break;
+        case 'warning':
+          this.out.warn(
+            'phpunitWarning',
+            `Test ${quote(this.caseName)} has a PHPUnit <warning>; imported as passed`,
+          );
+          break;
+      }
+    } else if (depth === caseDepth + 2 && name === 'property') {
+      const key = attributes.name;
+      if (key !== undefined) {
+        this.draft.addAttribute(key, attributes.value ?? '');
+      }
+    }
+  }
+
+  protected closed(name: string, depth: number): void {
+    if (this.caseDepth === depth) {
+      this.finishCase();
+    } else if (this.caseDepth === 0 && name === 'testsuite') {
+      this.suites.pop();
+      this.suiteStamps.pop();
+    }
+  }
+
+  private startCase(attributes: Record<string, string>, depth: number): void {
+    this.caseDepth = depth;
+    this.caseName = attributes.name ?? '';
+    this.className = attributes.classname ?? '';
+    this.time = attributes.time ?? '';
+    this.stamp = attributes.timestamp ?? '';
+    const file = attributes.file;
+    if (file !== undefined && file.length > 0) {
+      this.draft.addAttribute('file', file);
+    }
+  }
+
+  private finishCase(): void {
+    const draft = this.draft;
+    const suites = this.suites;
+    const name = this.caseName;
+    const className = this.className;
+    draft.name = name.length > 0 ? name : className;
+    // The class is the suite where there is one (Java, Python, .NET, Go's package). jest-junit and
+    // mocha-junit-reporter put the test's own title there (the whole name, or its end), and k6 nothing: then
+    // the innermost <testsuite> is the suite.
+    const classIsTitle =
+      className.length === 0 ||
+      className === name ||
+      (name.length > className.length &&
+        name.endsWith(className) &&
+        name[name.length - className.length - 1] === ' ');
+    draft.suite = !classIsTitle ? className : suites.length > 0 ? suites[suites.length - 1] : className;
+    draft.durationMs = secondsToMs(this.time);
+    draft.startedAt =
+      this.stamp.length > 0 ? this.stamp : suites.length > 0 ? this.suiteStamps[suites.length - 1] : '';
+
+    if (this.hasError) {
+      draft.status = 'BROKEN';
+      this.describe(this.errorMessage, this.errorType, this.errorText.take());
+    } else if (this.hasFailure) {
+      draft.status = 'FAILED';
+      this.describe(this.failureMessage, this.failureType, this.failureText.take());
+    } else if (this.hasSkipped) {
+      draft.status = 'SKIPPED';
+      const text = this.skippedText.take();
+      draft.message = this.skippedMessage.length > 0 ? this.skippedMessage : firstLine(text);
+    }
+    draft.stdout = this.stdout.take();
+    draft.stderr = this.stderr.take();
+    if (this.reruns > 0) {
+      draft.retry = this.reruns;
+      this.out.warn(
+        'retries',
+        `Test ${quote(draft.name)} was run ${this.reruns + 1} times (Surefire ${this.flaky ? 'flaky' : 'rerun'} ` +
+          'elements); it was imported once, with its final status and the number of reruns as its retry',
+      );
+    }
+    this.out.emit(draft);
+
+    draft.reset();
+    this.errorText.take();
+    this.failureText.take();
+    this.skippedText.take();
+    this.caseDepth = 0;
+    this.hasError = false;
+    this.hasFailure = false;
+    this.hasSkipped = false;
+    this.errorMessage = '';
+    this.errorType = '';
+    this.failureMessage = '';
+    this.failureType = '';
+    this.skippedMessage = '';
+    this.reruns = 0;
+    this.flaky = false;
+  }
+
+  /** The message attribute, else the first line of the text (Jest writes only text), else the exception type. */
+  private describe(message: string, type: string, text: string): void {
+    const draft = this.draft;
+    draft.message = message.length > 0 ? message : text.length > 0 ? firstLine(text) : type;
+    draft.trace = text;
+  }
+}
