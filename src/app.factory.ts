@@ -95,6 +95,9 @@ function frontDoor(metrics: Metrics): (req: Request, res: Response, next: NextFu
   };
 }
 
+/** Routes that read their body themselves, as a stream (report import: reports, archives, multipart). */
+const STREAMED_BODIES = /^\/api\/import(\/|$)/i;
+
 /** What the API's request bodies are: JSON, as application/json or a JSON-based type (application/*+json). */
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
@@ -118,7 +121,7 @@ function bodyReader(config: AppConfig): (req: Request, res: Response, next: Next
   });
   const tooDeep = AppError.validation(`The request body is nested more than ${MAX_JSON_DEPTH} levels deep`);
   const readJson = (req: Request, res: Response, next: NextFunction) => {
-    if (BODILESS.has(req.method)) {
+    if (BODILESS.has(req.method) || STREAMED_BODIES.test(req.path)) {
       next();
     } else if (hasContent(req) && !req.is(JSON_TYPES)) {
       next(AppError.validation('The request body must be JSON, sent with Content-Type: application/json'));

@@ -14,6 +14,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
+import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
 import { KvModule } from './infra/kv/kv.module.js';
 import { MailModule } from './mail/mail.module.js';
@@ -41,6 +42,7 @@ export class AppModule {
         AccessModule,
         IngestV1Module,
         IngestV2Module,
+        ImportModule,
         AdminModule,
         BillingModule,
       ],

@@ -42,10 +42,11 @@ export class BenchContext {
    * Another instance of the service with extra settings (e.g. different limits), for a section that needs one;
    * own database and key prefix, stopped at the end like everything else. Not shared.
    */
-  async startServiceVariant(name, env) {
+  async startServiceVariant(name, env, nodeArgs = []) {
     const service = await startService({
       name,
       env,
+      nodeArgs,
       pgAdminUrl: this.options.pgAdminUrl,
       dbName: this.options.dbName,
       redisUrl: this.options.redisUrl,

@@ -16,6 +16,8 @@ export const USAGE = `Usage: npm run bench -- [options]
   --ingest-tests=rerun|new   rerun (default): the measured results are of tests the project already has (a
                         previous run of the same tests is sent first, unmeasured), as CI reruns a suite;
                         new: every result is of a test never seen before
+  --import-cases=N      test cases of the JUnit file the import section imports (default 100000, ~47 MB)
+  --import-big-mb=N     size of the large JUnit file whose import's peak RSS is measured (default 500; 0 skips)
   --keep-db             keep the benchmark database afterwards
   --strict              exit 1 when a target is missed
   --out=FILE            results file (default bench/results/latest.json)
@@ -39,6 +41,8 @@ export function parseOptions(argv) {
       'ingest-results': { type: 'string', default: '100000' },
       'ingest-clients': { type: 'string', default: '4' },
       'ingest-tests': { type: 'string', default: 'rerun' },
+      'import-cases': { type: 'string', default: '100000' },
+      'import-big-mb': { type: 'string', default: '500' },
       'keep-db': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -79,6 +83,8 @@ export function parseOptions(argv) {
     ingestResults: int('ingest-results', 1000),
     ingestClients: int('ingest-clients', 1),
     ingestTests: values['ingest-tests'],
+    importCases: int('import-cases', 1000),
+    importBigMb: int('import-big-mb', 0),
     keepDb: values['keep-db'],
     strict: values.strict,
     out: values.out,

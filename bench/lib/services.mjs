@@ -170,12 +170,12 @@ function tail(file, lines = 40) {
 }
 
 /** Spawns `node --import orphan-guard <script>` with output to `logFile`; stopped on clean-up. */
-function spawnNode(script, { env, logFile, name }) {
+function spawnNode(script, { env, logFile, name, nodeArgs = [] }) {
   const log = openSync(logFile, 'w');
   // BENCH_SERVICE_NODE_ARGS: extra node flags for what the bench starts, e.g. --cpu-prof --cpu-prof-dir=DIR
   // (node refuses --cpu-prof in NODE_OPTIONS).
   const extra = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
-  const child = spawnTracked(process.execPath, [...extra, '--import', ORPHAN_GUARD, script], {
+  const child = spawnTracked(process.execPath, [...extra, ...nodeArgs, '--import', ORPHAN_GUARD, script], {
     cwd: ROOT,
     env,
     stdio: ['ignore', log, log],
@@ -204,6 +204,7 @@ export async function startService({
   redisUrl,
   keepDb = false,
   env = {},
+  nodeArgs = [],
   logDir,
 }) {
   const entry = join(ROOT, 'dist', 'main.js');
@@ -227,6 +228,7 @@ export async function startService({
   const child = spawnNode(entry, {
     name,
     logFile,
+    nodeArgs,
     env: cleanEnv({
       PORT: String(port),
       SVC_DATA_DIR: dataDir,

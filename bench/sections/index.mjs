@@ -4,8 +4,9 @@
 // `summary` lines make the final table; `data` goes to bench/results/latest.json under the section's name.
 // Sections share the processes under test through ctx (started once, on first use).
 import * as apitokenMeVsJwt from './apitoken-me-vs-jwt.mjs';
+import * as importReports from './import.mjs';
 import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
 import * as loginLatency from './login-latency.mjs';
 
-export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency, ingest];
+export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency, ingest, importReports];

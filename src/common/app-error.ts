@@ -8,6 +8,7 @@ export enum ErrorCode {
   NOT_FOUND = 'NOT_FOUND',
   CONFLICT = 'CONFLICT',
   PAYLOAD_TOO_LARGE = 'PAYLOAD_TOO_LARGE',
+  UNSUPPORTED_MEDIA_TYPE = 'UNSUPPORTED_MEDIA_TYPE',
   UNPROCESSABLE = 'UNPROCESSABLE',
   RATE_LIMITED = 'RATE_LIMITED',
   UNAVAILABLE = 'UNAVAILABLE',
@@ -21,6 +22,7 @@ export const HTTP_STATUS_OF: Record<ErrorCode, HttpStatus> = {
   [ErrorCode.NOT_FOUND]: HttpStatus.NOT_FOUND,
   [ErrorCode.CONFLICT]: HttpStatus.CONFLICT,
   [ErrorCode.PAYLOAD_TOO_LARGE]: HttpStatus.PAYLOAD_TOO_LARGE,
+  [ErrorCode.UNSUPPORTED_MEDIA_TYPE]: HttpStatus.UNSUPPORTED_MEDIA_TYPE,
   [ErrorCode.UNPROCESSABLE]: HttpStatus.UNPROCESSABLE_ENTITY,
   [ErrorCode.RATE_LIMITED]: HttpStatus.TOO_MANY_REQUESTS,
   [ErrorCode.UNAVAILABLE]: HttpStatus.SERVICE_UNAVAILABLE,
@@ -61,6 +63,10 @@ export class AppError extends Error {
 
   static rateLimited(message = 'Too many requests; wait 60 seconds and retry', retryAfterSeconds = 60): AppError {
     return new AppError(ErrorCode.RATE_LIMITED, message, retryAfterSeconds);
+  }
+
+  static unprocessable(message: string): AppError {
+    return new AppError(ErrorCode.UNPROCESSABLE, message);
   }
 
   static payloadTooLarge(message: string): AppError {

@@ -35,6 +35,8 @@ export class AppConfig {
     /** How long a whole request may take to arrive (SVC_HTTP_REQUEST_TIMEOUT), in milliseconds. */
     requestTimeoutMs: number;
   };
+  /** Report import: the size limit (received and unpacked, each) and where a .zip is spooled. */
+  readonly import: { maxBytes: number; spoolDir: string };
   readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
   readonly kv: { url?: string; prefix: string };
   readonly broker: { amqpUrl?: string; queue: string };
@@ -78,6 +80,7 @@ export class AppConfig {
       bodyLimitBytes: byteSize(env.SVC_BODY_LIMIT, 'SVC_BODY_LIMIT'),
       requestTimeoutMs: parseDurationSeconds(env.SVC_HTTP_REQUEST_TIMEOUT)! * 1000,
     };
+    this.import = { maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'), spoolDir: join(this.dataDir, 'import') };
     this.db = {
       url: env.SVC_DB_URL,
       poolSize: env.SVC_DB_POOL_SIZE,

@@ -171,6 +171,11 @@ export class EnvironmentVariables {
   @IsOptional() @Validate(IsDuration)
   SVC_HTTP_REQUEST_TIMEOUT: string = '60s';
 
+  // ---- report import ----
+  /** Bytes received and bytes unpacked, each, of one import (`256mb`, `1gb` or a number of bytes). */
+  @IsOptional() @IsString()
+  SVC_IMPORT_MAX_BYTES: string = '256mb';
+
   // ---- outbound mail (SMTP; unset SMTP_HOST = messages go to the log and SVC_DATA_DIR/outbox/) ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
   SMTP_HOST?: string;

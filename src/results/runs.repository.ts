@@ -27,6 +27,17 @@ export class RunsRepository {
     return repo.save(repo.create(fields));
   }
 
+  /** Creates the run inside `tx` (an import stores its run and results in one transaction). */
+  createRunIn(tx: EntityManager, fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes'>): Promise<RunEntity> {
+    const repo = tx.getRepository(RunEntity);
+    return repo.save(repo.create(fields));
+  }
+
+  async finishIn(tx: EntityManager, id: string, finishedAt: Date, name: string): Promise<RunEntity> {
+    await tx.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt, name });
+    return (await tx.getRepository(RunEntity).findOneBy({ id }))!;
+  }
+
   findRun(id: string): Promise<RunEntity | null> {
     return this.db.getRepository(RunEntity).findOneBy({ id });
   }

@@ -1,0 +1,253 @@
+// Report import, end to end over HTTP: a generated JUnit file (100,000 cases, ~47 MB) posted as the raw body to
+// POST /api/import/junit, parsed and stored in one transaction, beside the `test-results-parser` package parsing
+// the same file in a process of its own (parse only, nothing stored), in the same run on the same Node. Then a
+// ~500 MB file, whose import must keep the service's resident memory under 300 MB.
+import { spawn } from 'node:child_process';
+import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { once } from 'node:events';
+import { fmt } from '../lib/report.mjs';
+import { onCleanup } from '../lib/processes.mjs';
+
+export const name = 'import';
+export const title =
+  'Import: a JUnit report parsed and stored over HTTP, against test-results-parser parsing it alone';
+
+const RSS_LIMIT_MB = 300;
+
+/** Writes a JUnit report of `cases` test cases in suites of 100: 10% failing with a stack trace, 3% skipped, half with output. */
+async function writeJunit(path, cases) {
+  const out = createWriteStream(path);
+  const write = async (text) => {
+    if (!out.write(text)) {
+      await once(out, 'drain');
+    }
+  };
+  const trace = Array.from(
+    { length: 18 },
+    (_, i) => `\tat com.example.shop.module.Service${i}.handle(Service${i}.java:${40 + i})`,
+  ).join('\n');
+  await write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="bench">\n');
+  for (let i = 0; i < cases; i++) {
+    const suite = Math.floor(i / 100);
+    if (i % 100 === 0) {
+      await write(
+        `  <testsuite name="com.example.shop.module${suite}.ServiceTest" tests="100" timestamp="2026-11-25T10:00:00">\n`,
+      );
+    }
+    const head = `    <testcase classname="com.example.shop.module${suite}.ServiceTest" name="handlesRequest_${i}(variant=${i % 7})" time="0.0${i % 90}"`;
+    const output =
+      i % 2
+        ? `<system-out>INFO request ${i} handled in ${i % 90} ms by worker-${i % 8}; cache hit ratio 0.${i % 97}; ${'x'.repeat(180)}</system-out>`
+        : '';
+    if (i % 10 === 3) {
+      await write(
+        `${head}><failure message="expected:&lt;200&gt; but was:&lt;500&gt; for request ${i}" type="java.lang.AssertionError">java.lang.AssertionError: expected:&lt;200&gt; but was:&lt;500&gt;\n${trace}</failure>${output}</testcase>\n`,
+      );
+    } else if (i % 100 === 42 || i % 100 === 77 || i % 100 === 91) {
+      await write(`${head}><skipped message="disabled"/></testcase>\n`);
+    } else {
+      await write(output ? `${head}>${output}</testcase>\n` : `${head}/>\n`);
+    }
+    if (i % 100 === 99 || i === cases - 1) {
+      await write('  </testsuite>\n');
+    }
+  }
+  await write('</testsuites>\n');
+  out.end();
+  await once(out, 'finish');
+}
+
+/** Peak and current resident memory of a process, from /proc (kB → MB). */
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+  return { rssMb: kb('VmRSS') / 1024, peakMb: kb('VmHWM') / 1024 };
+}
+
+/** A new project of `service`; its id. */
+async function newProject(service, token, label) {
+  const project = await fetch(`${service.url}/api/projects`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ key: `IMPORT_${label}`, name: `import ${label}` }),
+  }).then((r) => r.json());
+  return project.id;
+}
+
+/** Imports `path` into `projectId`; the time from the first byte sent to the answer, and the service's peak RSS. */
+async function importFile(service, token, projectId, path) {
+  let peakRssMb = memoryOf(service.pid).rssMb;
+  const sampler = setInterval(() => {
+    peakRssMb = Math.max(peakRssMb, memoryOf(service.pid).rssMb);
+  }, 25);
+  const started = performance.now();
+  const res = await fetch(`${service.url}/api/import/junit?projectId=${projectId}`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/xml',
+      'content-length': String(statSync(path).size),
+    },
+    body: createReadStream(path),
+    duplex: 'half',
+  });
+  const body = await res.json();
+  const seconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  if (res.status !== 201) {
+    throw new Error(`POST /api/import/junit answered ${res.status}: ${JSON.stringify(body).slice(0, 300)}`);
+  }
+  return { seconds, counts: body.counts, peakRssMb };
+}
+
+/** test-results-parser on the same file, in a Node process of its own (the same binary as the service's). */
+async function parseWithTrp(path) {
+  const script = `
+    const { parse } = require('test-results-parser');
+    const started = performance.now();
+    const result = parse({ type: 'junit', files: [${JSON.stringify(path)}] });
+    const seconds = (performance.now() - started) / 1000;
+    console.log(JSON.stringify({ seconds, total: result.total, peakRssMb: process.resourceUsage().maxRSS / 1024 }));`;
+  const child = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  onCleanup(() => child.kill('SIGKILL'));
+  let out = '';
+  child.stdout.on('data', (chunk) => (out += chunk));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) {
+    throw new Error(`test-results-parser exited ${code}`);
+  }
+  return JSON.parse(out.trim().split('\n').pop());
+}
+
+/** V8 flags that size the heap for a small deployment, as NODE_OPTIONS would (README, "Memory"). */
+const SMALL_HEAP = ['--max-old-space-size=256', '--max-semi-space-size=16'];
+const IMPORT_ENV = { SVC_IMPORT_MAX_BYTES: '1gb', SVC_HTTP_REQUEST_TIMEOUT: '900s' };
+
+export async function run(ctx) {
+  const cases = ctx.options.importCases;
+  const dir = mkdtempSync(join(tmpdir(), 'tms-bench-import-'));
+  onCleanup(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'TEST-bench.xml');
+  ctx.log(`writing a JUnit report of ${cases} cases…`);
+  await writeJunit(file, cases);
+  const mb = statSync(file).size / 1e6;
+  ctx.log(`${mb.toFixed(1)} MB; test-results-parser parses it…`);
+  const trp = await parseWithTrp(file);
+
+  // A service of its own, so that its peak memory is the import's, not another section's.
+  const service = await ctx.startServiceVariant('import', IMPORT_ENV);
+  const token = await service.login();
+  const projectId = await newProject(service, token, 'MAIN');
+  ctx.log('importing it (its tests are new to the project)…');
+  const first = await importFile(service, token, projectId, file);
+  ctx.log('importing it again (a rerun: the tests are known, as every CI run after the first)…');
+  const rerun = await importFile(service, token, projectId, file);
+  for (const [what, total] of [
+    ['the first import', first.counts.total],
+    ['the rerun', rerun.counts.total],
+    ['test-results-parser', trp.total],
+  ]) {
+    if (total !== cases) {
+      throw new Error(`expected ${cases} cases: ${what} read ${total}`);
+    }
+  }
+  const trpRate = cases / trp.seconds;
+  const ratio = cases / rerun.seconds / trpRate;
+  const firstRatio = cases / first.seconds / trpRate;
+
+  const bigRuns = [];
+  if (ctx.options.importBigMb > 0) {
+    const bigCases = Math.round((cases * ctx.options.importBigMb) / mb);
+    const bigFile = join(dir, 'TEST-big.xml');
+    ctx.log(`writing a JUnit report of ${bigCases} cases (~${ctx.options.importBigMb} MB)…`);
+    await writeJunit(bigFile, bigCases);
+    const bigMb = statSync(bigFile).size / 1e6;
+    for (const [label, nodeArgs] of [
+      ['V8 defaults', []],
+      [SMALL_HEAP.join(' '), SMALL_HEAP],
+    ]) {
+      const variant = await ctx.startServiceVariant(`import-big-${bigRuns.length}`, IMPORT_ENV, nodeArgs);
+      const bigToken = await variant.login();
+      ctx.log(`importing ${bigMb.toFixed(0)} MB (${label})…`);
+      const result = await importFile(variant, bigToken, await newProject(variant, bigToken, 'BIG'), bigFile);
+      if (result.counts.total !== bigCases) {
+        throw new Error(`the large import stored ${result.counts.total} of ${bigCases} cases`);
+      }
+      bigRuns.push({ label, mb: bigMb, cases: bigCases, ...result });
+      await variant.stop();
+    }
+    rmSync(bigFile, { force: true });
+  }
+
+  const summary = [
+    {
+      metric: 'import rerun: ours (parse + store) / test-results-parser (parse only), cases/s',
+      value: ratio,
+      unit: '×',
+      digits: 2,
+      target: '≥ 1.0',
+      ok: ratio >= 1,
+    },
+    {
+      metric: 'import, tests new to the project: ours / test-results-parser, cases/s',
+      value: firstRatio,
+      unit: '×',
+      digits: 2,
+    },
+    {
+      metric: `import: peak RSS ours (whole service) / test-results-parser (${mb.toFixed(0)} MB file)`,
+      value: Math.max(first.peakRssMb, rerun.peakRssMb) / trp.peakRssMb,
+      unit: '×',
+      digits: 2,
+      target: '< 1.0',
+      ok: Math.max(first.peakRssMb, rerun.peakRssMb) < trp.peakRssMb,
+    },
+  ];
+  for (const big of bigRuns) {
+    summary.push({
+      metric: `import: service peak RSS importing ${big.mb.toFixed(0)} MB (${big.label})`,
+      value: big.peakRssMb,
+      unit: 'MB',
+      digits: 0,
+      target: `< ${RSS_LIMIT_MB}`,
+      ok: big.peakRssMb < RSS_LIMIT_MB,
+    });
+  }
+  const rows = [
+    [
+      'ours: tests new to the project',
+      cases,
+      fmt(first.seconds, 2),
+      fmt(cases / first.seconds, 0),
+      fmt(first.peakRssMb, 0),
+    ],
+    [
+      'ours: rerun, tests known',
+      cases,
+      fmt(rerun.seconds, 2),
+      fmt(cases / rerun.seconds, 0),
+      fmt(rerun.peakRssMb, 0),
+    ],
+    ['test-results-parser: parse only', cases, fmt(trp.seconds, 2), fmt(trpRate, 0), fmt(trp.peakRssMb, 0)],
+    ...bigRuns.map((big) => [
+      `ours: ${big.mb.toFixed(0)} MB, ${big.label}`,
+      big.cases,
+      fmt(big.seconds, 2),
+      fmt(big.cases / big.seconds, 0),
+      fmt(big.peakRssMb, 0),
+    ]),
+  ];
+  return {
+    summary,
+    tables: [
+      {
+        title: `JUnit over HTTP, ${mb.toFixed(1)} MB, ${cases} cases`,
+        headers: ['', 'cases', 's', 'cases/s', 'peak RSS MB'],
+        rows,
+      },
+    ],
+    data: { cases, mb, first, rerun, trp, ratio, firstRatio, bigRuns },
+  };
+}

@@ -1,0 +1,73 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Transform } from 'class-transformer';
+import { IsOptional, IsString, Matches, Validate } from 'class-validator';
+import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { NO_CONTROL_CHARS } from '../../common/text.js';
+import { IsAttributes } from '../../results/dto/results.dto.js';
+import { RunCountsDto } from '../../results/dto/results.dto.js';
+
+/** `attributes` comes as JSON text in the query; anything that is not a JSON object is left for the validator. */
+function parseAttributes({ value }: { value: unknown }): unknown {
+  if (typeof value !== 'string') {
+    return value;
+  }
+  try {
+    const parsed: unknown = JSON.parse(value);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+      return value;
+    }
+    const copy = Object.create(null) as Record<string, unknown>;
+    for (const key of Object.keys(parsed)) {
+      copy[key] = (parsed as Record<string, unknown>)[key];
+    }
+    return copy;
+  } catch {
+    return value;
+  }
+}
+
+export class ImportQueryDto {
+  @ApiProperty({ example: '7', description: 'The project the run goes to (REPORTER needed)' })
+  @IsString()
+  @Matches(/^\d{1,18}$/, { message: 'projectId must be a project id' })
+  projectId: string;
+
+  @ApiPropertyOptional({
+    example: 'nightly #512',
+    description: 'Default: the first file name and the time of the import',
+  })
+  @IsOptional()
+  @Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value))
+  @IsString()
+  @Matches(/\S/, { message: 'runName must not be blank' })
+  @MaxChars(500)
+  @Matches(NO_CONTROL_CHARS, { message: 'runName must be one line without control characters' })
+  @IsStorableText()
+  runName?: string;
+
+  @ApiPropertyOptional({
+    example: '{"branch":"main","commit":"4f2a9c1"}',
+    description: "The run's attributes, as a JSON object of strings (URL-encoded)",
+  })
+  @IsOptional()
+  @Transform(parseAttributes)
+  @Validate(IsAttributes)
+  attributes?: Record<string, string>;
+}
+
+export class ImportResultDto {
+  @ApiProperty({ example: 42 }) runId: number;
+  @ApiProperty({
+    example: 'junit',
+    description: 'The format read; with auto, the one detected ("mixed" for several)',
+  })
+  format: string;
+  @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
+  @ApiProperty({
+    type: [String],
+    example: ['2 retries merged into their test cases (Surefire flakyFailure/rerunFailure)'],
+    description:
+      'What was skipped, merged or cut: zip members that are not reports, unknown statuses, retries, long text',
+  })
+  warnings: string[];
+}

@@ -1,0 +1,190 @@
+import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { Request } from 'express';
+import { ProjectAccessService } from '../access/project-access.service.js';
+import { AppError, ErrorCode } from '../common/app-error.js';
+import type { AuthUser } from '../common/auth-user.js';
+import { oneLine } from '../common/text.js';
+import { AppConfig } from '../config/app-config.js';
+import type { RunCounts } from '../results/result-input.js';
+import { RESULTS_EVENT, ResultsEvent } from '../results/results.events.js';
+import { ResultsService } from '../results/results.service.js';
+import type { ImportQueryDto, ImportResultDto } from './dto/import.dto.js';
+import { DETECT_HEAD_BYTES, detectFormat } from './parsers/detect.js';
+import { parseReport } from './parsers/parse-report.js';
+import {
+  isReportFormat,
+  type ParsedResult,
+  REPORT_FORMATS,
+  ReportError,
+  type ReportFormat,
+} from './parsers/report-parser.js';
+import { MAX_ZIP_ENTRIES, peek, RAW_TYPES, ReportSource, reportSources } from './upload.js';
+
+export const IMPORT_FORMATS = ['auto', ...REPORT_FORMATS] as const;
+
+/**
+ * Server-side report import: the upload streams through unpacking (.zip, .gz) and the streaming parser of its
+ * format into the results writer in batches, inside one transaction: all of it is stored as one finished run,
+ * or none of it. Tests get the same identity (suite + name), history and flakiness as through V1 and V2.
+ */
+@Injectable()
+export class ImportService {
+  constructor(
+    private readonly access: ProjectAccessService,
+    private readonly results: ResultsService,
+    private readonly config: AppConfig,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  async import(
+    user: AuthUser,
+    format: string,
+    query: ImportQueryDto,
+    req: Request,
+  ): Promise<ImportResultDto> {
+    if (!(IMPORT_FORMATS as readonly string[]).includes(format)) {
+      throw AppError.validation(`format must be one of: ${IMPORT_FORMATS.join(', ')}`);
+    }
+    await this.access.require(user, query.projectId, 'REPORTER');
+    this.checkUpload(req);
+    const warnings: string[] = [];
+    const formats = new Set<ReportFormat>();
+    let firstName: string | undefined;
+    const startedAt = new Date();
+    const { run } = await this.results.writeWholeRun(
+      query.projectId,
+      {
+        name: () =>
+          query.runName ??
+          `${oneLine(firstName ?? 'report')
+            .toWellFormed()
+            .slice(0, 200)} ${startedAt.toISOString()}`,
+        attributes: query.attributes ?? {},
+      },
+      async (add) => {
+        let counts: RunCounts | undefined;
+        // One batch is written while the next is parsed (PostgreSQL works on one core, the parser on the other);
+        // never more than one in flight, so what is held stays two batches.
+        let writing: Promise<void> = Promise.resolve();
+        const write = async (batch: ParsedResult[]) => {
+          await writing;
+          writing = add(batch).then((c) => {
+            counts = c;
+          });
+          // Seen by the next write or the final wait; not an unhandled rejection meanwhile.
+          writing.catch(() => undefined);
+        };
+        try {
+          for await (const source of reportSources(req, this.limits())) {
+            firstName ??= source.name;
+            const read = await this.readSource(source, format, warnings, write);
+            if (read) {
+              formats.add(read);
+            }
+          }
+          await writing;
+        } catch (error) {
+          await writing.catch(() => undefined);
+          throw asHttpError(error, firstName ?? 'report');
+        }
+        if (!counts?.total) {
+          throw AppError.unprocessable(
+            formats.size
+              ? 'The report holds no test results: nothing was imported'
+              : 'The upload holds no report of a known format: nothing was imported',
+          );
+        }
+      },
+    );
+    const body: ImportResultDto = {
+      runId: run.id,
+      format: formats.size === 1 ? [...formats][0] : 'mixed',
+      counts: run.counts,
+      warnings,
+    };
+    this.events.emit(RESULTS_EVENT, {
+      projectId: query.projectId,
+      event: 'import.completed',
+      runId: String(run.id),
+      data: { format: body.format, counts: body.counts, warnings: warnings.length },
+    } satisfies ResultsEvent);
+    return body;
+  }
+
+  private limits() {
+    return {
+      maxBytes: this.config.import.maxBytes,
+      maxEntries: MAX_ZIP_ENTRIES,
+      spoolDir: this.config.import.spoolDir,
+    };
+  }
+
+  /** Refuses what can be refused before reading a byte: a declared size over the limit, a type not taken. */
+  private checkUpload(req: Request): void {
+    const declared = Number(req.headers['content-length']);
+    if (declared > this.config.import.maxBytes) {
+      throw AppError.payloadTooLarge(
+        `The upload of ${declared} bytes exceeds the import limit of ${this.config.import.maxBytes} bytes (SVC_IMPORT_MAX_BYTES)`,
+      );
+    }
+    if (!req.headers['content-type'] || !(req.is('multipart/form-data') || req.is(RAW_TYPES))) {
+      throw new AppError(
+        ErrorCode.UNSUPPORTED_MEDIA_TYPE,
+        `Send the report as multipart/form-data (field "file") or as the raw body with one of: ${RAW_TYPES.join(', ')}`,
+      );
+    }
+  }
+
+  /**
+   * Parses one report into the run; its format is the one named, or the one detected with `auto`. A zip member
+   * of another format (or of none) is skipped with a warning; a file uploaded as such is refused with 400 saying
+   * what it looks like. Returns the format read, or undefined when skipped.
+   */
+  private async readSource(
+    source: ReportSource,
+    named: string,
+    warnings: string[],
+    onResults: (batch: ParsedResult[]) => Promise<void>,
+  ): Promise<ReportFormat | undefined> {
+    const { head, all: chunks } = await peek(source.chunks, DETECT_HEAD_BYTES);
+    const detected = detectFormat(head);
+    const format = named === 'auto' ? detected : isReportFormat(named) ? named : undefined;
+    // A file uploaded as such that detection does not recognise is left to the named parser, which says what is
+    // wrong with it (line and column); a zip member has to be recognisably of the format.
+    const mismatch = named !== 'auto' && (detected !== undefined || source.inArchive) && detected !== named;
+    if (!format || mismatch) {
+      const what = detected ? `a ${detected} report` : 'no report of a known format';
+      if (source.inArchive) {
+        warnings.push(`${source.name}: skipped, it is ${what}${named === 'auto' ? '' : `, not ${named}`}`);
+        source.skip();
+        return undefined;
+      }
+      throw AppError.validation(
+        detected
+          ? `${source.name} looks like a ${detected} report, not ${named}: import it as ${detected} or auto`
+          : `${source.name} is no report of a known format (${REPORT_FORMATS.join(', ')})`,
+      );
+    }
+    try {
+      const outcome = await parseReport(format, chunks, onResults);
+      warnings.push(...outcome.warnings.map((w) => (source.inArchive ? `${source.name}: ${w}` : w)));
+      return format;
+    } catch (error) {
+      throw error instanceof ReportError ? asHttpError(error, source.name) : error;
+    }
+  }
+}
+
+/** A report parser's error as the API answers it: 400 for what is not well-formed, 413 past a limit. */
+function asHttpError(error: unknown, name: string): unknown {
+  if (error instanceof ReportError) {
+    const message = `${name}: ${error.message}`;
+    return error.kind === 'LIMIT' ? AppError.payloadTooLarge(message) : AppError.validation(message);
+  }
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('Z_')) {
+    return AppError.validation(`${name}: the compressed data is not valid (${(error as Error).message})`);
+  }
+  return error;
+}

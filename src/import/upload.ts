@@ -1,0 +1,358 @@
+import { randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import busboy from 'busboy';
+import type { Request } from 'express';
+import yauzl from 'yauzl';
+import { AppError } from '../common/app-error.js';
+
+/** One report of an upload: its file name (a zip member's path) and its bytes, unpacked. */
+export interface ReportSource {
+  name: string;
+  /** From a .zip: a member that is not a report is skipped with a warning rather than refused. */
+  inArchive: boolean;
+  chunks: AsyncIterable<Buffer>;
+  /** Stops reading a source that is skipped. */
+  skip(): void;
+}
+
+export interface UploadLimits {
+  /** SVC_IMPORT_MAX_BYTES: the bytes received, and the bytes unpacked, each. */
+  maxBytes: number;
+  /** Members of one .zip. */
+  maxEntries: number;
+  /** Where a .zip is spooled (yauzl reads the central directory at the end of the file). */
+  spoolDir: string;
+}
+
+export const MAX_ZIP_ENTRIES = 10_000;
+/** Files in one multipart upload. */
+const MAX_PARTS = 1_000;
+
+const GZIP_MAGIC = [0x1f, 0x8b];
+const ZIP_MAGIC = [0x50, 0x4b, 0x03, 0x04];
+const EMPTY_ZIP_MAGIC = [0x50, 0x4b, 0x05, 0x06];
+
+/** The Content-Types a raw (not multipart) upload may have. */
+export const RAW_TYPES = [
+  'application/xml',
+  'text/xml',
+  'application/json',
+  'application/octet-stream',
+  'application/zip',
+  'application/x-zip-compressed',
+  'application/gzip',
+  'application/x-gzip',
+];
+
+function tooLarge(what: string, limits: UploadLimits): AppError {
+  return AppError.payloadTooLarge(
+    `The ${what} exceed the import limit of ${limits.maxBytes} bytes (SVC_IMPORT_MAX_BYTES)`,
+  );
+}
+
+/** Passes `source` on, failing with 413 once more than `max` bytes went through. */
+async function* bounded(
+  source: AsyncIterable<Buffer>,
+  max: number,
+  fail: () => AppError,
+): AsyncGenerator<Buffer> {
+  let seen = 0;
+  for await (const chunk of source) {
+    seen += chunk.length;
+    if (seen > max) {
+      throw fail();
+    }
+    yield chunk;
+  }
+}
+
+/** The first `n` bytes (fewer when the source is shorter) and the whole source again, those bytes included. */
+export async function peek(
+  source: AsyncIterable<Buffer>,
+  n: number,
+): Promise<{ head: Buffer; all: AsyncIterable<Buffer> }> {
+  const iterator = source[Symbol.asyncIterator]();
+  const taken: Buffer[] = [];
+  let length = 0;
+  let done = false;
+  while (length < n) {
+    const next = await iterator.next();
+    if (next.done) {
+      done = true;
+      break;
+    }
+    taken.push(next.value);
+    length += next.value.length;
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    yield* taken;
+    if (!done) {
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) {
+        yield next.value;
+      }
+    }
+  }
+  return { head: Buffer.concat(taken), all: all() };
+}
+
+const startsWith = (head: Buffer, magic: number[]) => magic.every((byte, i) => head[i] === byte);
+
+/**
+ * The reports of an upload request, in order, each read as it is consumed (nothing is buffered whole): the
+ * `file` parts of a multipart/form-data body, or the raw body. A .gz is inflated on the fly; a .zip is spooled to
+ * a temporary file under SVC_DATA_DIR (removed afterwards, whatever happens) and its members are checked before
+ * any is extracted: at most 10,000, no absolute paths, `..` segments or symbolic links, their declared sizes
+ * within the limit. What is received and what is unpacked are each bounded by SVC_IMPORT_MAX_BYTES (413).
+ * A consumer must read or skip each source before asking for the next.
+ */
+export async function* reportSources(req: Request, limits: UploadLimits): AsyncGenerator<ReportSource> {
+  const received = bounded(req, limits.maxBytes, () => tooLarge('bytes received', limits));
+  const unpacked = { bytes: 0 };
+  if (req.is('multipart/form-data')) {
+    for await (const part of multipartFiles(req, received)) {
+      yield* unpack(part.name, part.chunks, limits, unpacked);
+    }
+  } else {
+    yield* unpack(uploadName(req), received, limits, unpacked);
+  }
+}
+
+/** The file name a raw upload gives in Content-Disposition, else "report". */
+function uploadName(req: Request): string {
+  const disposition = req.headers['content-disposition'] ?? '';
+  const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
+  return match ? decodeURIComponent(match[1]).slice(0, 200) : 'report';
+}
+
+async function* unpack(
+  name: string,
+  source: AsyncIterable<Buffer>,
+  limits: UploadLimits,
+  unpacked: { bytes: number },
+): AsyncGenerator<ReportSource> {
+  const { head, all } = await peek(source, 4);
+  if (startsWith(head, GZIP_MAGIC)) {
+    const gunzip = createGunzip();
+    const inflating = pipeline(Readable.from(all), gunzip).catch((error: unknown) =>
+      gunzip.destroy(asBadArchive(error, 'gzip')),
+    );
+    yield reportSource(name.replace(/\.gz$/i, ''), false, limitTotal(gunzip, unpacked, limits), () =>
+      gunzip.destroy(),
+    );
+    await inflating;
+  } else if (startsWith(head, ZIP_MAGIC) || startsWith(head, EMPTY_ZIP_MAGIC)) {
+    yield* zipMembers(all, limits, unpacked);
+  } else {
+    yield reportSource(name, false, limitTotal(all, unpacked, limits), () => undefined);
+  }
+}
+
+function reportSource(
+  name: string,
+  inArchive: boolean,
+  chunks: AsyncIterable<Buffer>,
+  skip: () => void,
+): ReportSource {
+  return { name, inArchive, chunks, skip };
+}
+
+/** The unpacked bytes of all reports of an upload together stay within the limit (a .gz bomb is cut off). */
+async function* limitTotal(
+  source: AsyncIterable<Buffer>,
+  unpacked: { bytes: number },
+  limits: UploadLimits,
+): AsyncGenerator<Buffer> {
+  for await (const chunk of source) {
+    unpacked.bytes += chunk.length;
+    if (unpacked.bytes > limits.maxBytes) {
+      throw tooLarge('bytes unpacked', limits);
+    }
+    yield chunk;
+  }
+}
+
+function asBadArchive(error: unknown, kind: string): Error {
+  if (error instanceof AppError) {
+    return error;
+  }
+  return AppError.validation(`The ${kind} archive is not valid: ${(error as Error).message}`);
+}
+
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+
+/** Why a member's name or kind is refused, or undefined. */
+function unsafeMember(entry: yauzl.Entry): string | undefined {
+  const name = entry.fileName;
+  if (name.startsWith('/') || name.startsWith('\\') || /^[a-z]:/i.test(name)) {
+    return `an absolute path (${name.slice(0, 100)})`;
+  }
+  if (name.split(/[\\/]/).includes('..')) {
+    return `a path with a .. segment (${name.slice(0, 100)})`;
+  }
+  if (((entry.externalFileAttributes >>> 16) & S_IFMT) === S_IFLNK) {
+    return `a symbolic link (${name.slice(0, 100)})`;
+  }
+  return undefined;
+}
+
+async function* zipMembers(
+  source: AsyncIterable<Buffer>,
+  limits: UploadLimits,
+  unpacked: { bytes: number },
+): AsyncGenerator<ReportSource> {
+  await mkdir(limits.spoolDir, { recursive: true });
+  const path = join(limits.spoolDir, `upload-${randomBytes(8).toString('hex')}.zip`);
+  let zip: yauzl.ZipFile | undefined;
+  try {
+    await pipeline(Readable.from(source), createWriteStream(path, { mode: 0o600 }));
+    // decodeStrings: false, so that yauzl's own name checks (which fail the whole archive with an error that names
+    // nothing) leave the names to unsafeMember's, which say which member and why.
+    zip = await new Promise<yauzl.ZipFile>((resolve, reject) =>
+      yauzl.open(
+        path,
+        { lazyEntries: true, validateEntrySizes: true, autoClose: false, decodeStrings: false },
+        (error, opened) => (error ? reject(asBadArchive(error, 'zip')) : resolve(opened)),
+      ),
+    );
+    if (zip.entryCount > limits.maxEntries) {
+      throw AppError.validation(
+        `The zip archive holds ${zip.entryCount} entries; at most ${limits.maxEntries} are accepted`,
+      );
+    }
+    const entries = await readEntries(zip);
+    let declared = 0;
+    for (const entry of entries) {
+      const problem = unsafeMember(entry);
+      if (problem) {
+        throw AppError.validation(`The zip archive holds ${problem}; nothing was imported`);
+      }
+      declared += entry.uncompressedSize;
+    }
+    if (declared > limits.maxBytes) {
+      throw tooLarge('zip members', limits);
+    }
+    for (const entry of entries) {
+      if (entry.fileName.endsWith('/')) {
+        continue;
+      }
+      const stream = await new Promise<Readable>((resolve, reject) =>
+        zip!.openReadStream(entry, (error, opened) =>
+          error ? reject(asBadArchive(error, 'zip')) : resolve(opened),
+        ),
+      );
+      yield reportSource(entry.fileName, true, limitTotal(stream, unpacked, limits), () => stream.destroy());
+      stream.destroy();
+    }
+  } finally {
+    zip?.close();
+    await rm(path, { force: true });
+  }
+}
+
+/** The central directory's entries (at most maxEntries, checked before), names decoded. */
+function readEntries(zip: yauzl.ZipFile): Promise<yauzl.Entry[]> {
+  return new Promise((resolve, reject) => {
+    const entries: yauzl.Entry[] = [];
+    zip.on('entry', (entry: yauzl.Entry) => {
+      const raw = entry.fileName as unknown as Buffer | string;
+      // General purpose bit 11: the name is UTF-8; else CP437, whose printable ASCII part is what report names use.
+      entry.fileName =
+        typeof raw === 'string' ? raw : raw.toString(entry.generalPurposeBitFlag & 0x800 ? 'utf8' : 'latin1');
+      entries.push(entry);
+      zip.readEntry();
+    });
+    zip.once('end', () => resolve(entries));
+    zip.once('error', (error: Error) => reject(asBadArchive(error, 'zip')));
+    zip.readEntry();
+  });
+}
+
+/**
+ * The `file` parts of a multipart body, one at a time: busboy emits the next part only once the current one has
+ * been read (or skipped), so a consumer that reads each before asking for the next holds one part's chunk at a
+ * time. Other fields are ignored; parts under another name than `file` are skipped.
+ */
+async function* multipartFiles(
+  req: Request,
+  body: AsyncIterable<Buffer>,
+): AsyncGenerator<{ name: string; chunks: AsyncIterable<Buffer> }> {
+  let parser: busboy.Busboy;
+  try {
+    parser = busboy({
+      headers: req.headers,
+      limits: { files: MAX_PARTS, fields: 100, fieldSize: 64 * 1024 },
+    });
+  } catch (error) {
+    throw AppError.validation(`The multipart body cannot be read: ${(error as Error).message}`);
+  }
+  const parts: { name: string; stream: Readable }[] = [];
+  let finished = false;
+  let failure: Error | undefined;
+  let wake: (() => void) | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
+  parser.on('file', (field, stream, info) => {
+    if (field !== 'file') {
+      stream.resume();
+      return;
+    }
+    parts.push({ name: info.filename ?? 'report', stream });
+    notify();
+  });
+  parser.on('close', () => {
+    finished = true;
+    notify();
+  });
+  parser.on('error', (error: Error) => {
+    failure =
+      error instanceof AppError
+        ? error
+        : AppError.validation(`The multipart body cannot be read: ${error.message}`);
+    notify();
+  });
+  parser.on('filesLimit', () => {
+    failure = AppError.validation(`At most ${MAX_PARTS} files can be imported at once`);
+    notify();
+  });
+  const feeding = pipeline(Readable.from(body), parser).catch((error: unknown) => {
+    failure =
+      error instanceof AppError
+        ? error
+        : AppError.validation(`The upload was not received whole: ${(error as Error).message}`);
+    notify();
+  });
+  let any = false;
+  for (;;) {
+    if (failure) {
+      throw failure;
+    }
+    const part = parts.shift();
+    if (part) {
+      any = true;
+      yield { name: part.name, chunks: part.stream };
+      part.stream.resume();
+      continue;
+    }
+    if (finished) {
+      break;
+    }
+    await new Promise<void>((resolve) => (wake = resolve));
+  }
+  await feeding;
+  // Set by the parser's callbacks meanwhile (which the compiler cannot see).
+  const late = failure as Error | undefined;
+  if (late) {
+    throw late;
+  }
+  if (!any) {
+    throw AppError.validation('The multipart body holds no part named "file"');
+  }
+}
