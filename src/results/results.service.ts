@@ -22,11 +22,11 @@ import { ResultsWriter } from './results.writer.js';
 import type { LearnedTestCase } from './test-case-id-cache.js';
 
 /**
- * Test case ids a whole-run write keeps for the writer's cache: a project's usual test count. More (the cache's
- * 200,000) held a report's every test case until its commit and then churned the cache, and the memory it kept
- * and promoted doubled an import's peak heap (a 500 MB report: live heap 100 MB at each major GC against 50).
+ * Test case ids a whole-run write keeps for the writer's cache, to be remembered once it has committed: enough
+ * for a large project's tests, so that its next import finds them without a look-up, but not a million-case
+ * report's every test case, held until its commit (and churning the cache of 200,000).
  */
-const REMEMBERED_PER_RUN = 20_000;
+const REMEMBERED_PER_RUN = 100_000;
 import { RunsRepository } from './runs.repository.js';
 
 @Injectable()
