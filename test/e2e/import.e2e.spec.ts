@@ -1,42 +1,18 @@
 import { gzipSync } from 'node:zlib';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { login } from '../support/http.js';
+import {
+  corpus,
+  FORMAT_OF,
+  OWN_REPORTS as OURS,
+  SHARED_REPORTS as SHARED,
+} from '../support/report-corpus.js';
 import { zipOf } from '../support/zip.js';
-
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const SHARED = join(ROOT, '..', 'shared', 'fixtures', 'reports');
-const OURS = join(ROOT, 'test', 'fixtures', 'reports');
-
-interface Expected {
-  format: string;
-  total: number;
-  passed: number;
-  failed: number;
-  broken: number;
-  skipped: number;
-}
-
-const FORMAT_OF: Record<string, string> = {
-  'junit-xml': 'junit',
-  'testng-xml': 'testng',
-  'nunit2-xml': 'nunit',
-  'nunit3-xml': 'nunit',
-  'xunit-net-xml': 'xunit',
-  trx: 'trx',
-  'cucumber-json': 'cucumber',
-  'ctrf-json': 'ctrf',
-};
-
-const corpus = (dir: string) =>
-  Object.entries(
-    JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as Record<string, Expected>,
-  ).map(([file, expected]) => [file, expected, join(dir, file)] as const);
 
 const JUNIT = (cases: string) => `<?xml version="1.0"?><testsuite name="s">${cases}</testsuite>`;
 

@@ -116,16 +116,9 @@ export class CtrfParser extends JsonBaseParser {
     draft.suite = Array.isArray(suite) ? suite.map((part) => text(part)).join(' > ') : text(suite);
 
     const status = text(value.status);
-    const mapped = statusOf(status);
-    if (mapped !== undefined) {
-      draft.status = mapped;
-    } else {
-      draft.status = 'BROKEN';
-      this.out.warn(
-        `status:${status}`,
-        `Unknown CTRF status ${quote(status)} (test ${quote(draft.name)} at results.tests[${String(path[2])}]); imported as BROKEN`,
-      );
-    }
+    draft.status =
+      statusOf(status) ??
+      this.out.unknownStatus('CTRF status', status, draft.name, ` at results.tests[${String(path[2])}]`);
 
     const duration = value.duration;
     if (typeof duration === 'number' && duration >= 0) {

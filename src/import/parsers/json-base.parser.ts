@@ -9,7 +9,13 @@ import {
   type JsonValue,
 } from './json-stream.js';
 import { ResultEmitter } from './result-emitter.js';
-import { ReportError, type ReportFormat, type ReportParser, type ReportSink } from './report-parser.js';
+import {
+  ReportError,
+  StickyFailure,
+  type ReportFormat,
+  type ReportParser,
+  type ReportSink,
+} from './report-parser.js';
 
 /**
  * What the JSON formats share: decoding, the streaming JSON reader, the emitter, and telling a report of
@@ -24,8 +30,7 @@ export abstract class JsonBaseParser implements ReportParser, JsonHandler {
   private started = false;
   private notJson = false;
   private wrongShape = false;
-  /** What a write or the end threw: the state after it is undefined, so every later call throws it again. */
-  private failure: Error | undefined;
+  private readonly failure = new StickyFailure();
 
   constructor(
     readonly format: ReportFormat,
@@ -40,10 +45,7 @@ export abstract class JsonBaseParser implements ReportParser, JsonHandler {
   abstract value(path: JsonPath, value: JsonValue): void;
 
   write(chunk: Uint8Array | string): void {
-    if (this.failure !== undefined) {
-      throw this.failure;
-    }
-    try {
+    this.failure.run(() => {
       if (typeof chunk === 'string') {
         this.feed(chunk);
       } else {
@@ -51,17 +53,11 @@ export abstract class JsonBaseParser implements ReportParser, JsonHandler {
         this.noteEncoding();
         this.feed(text);
       }
-    } catch (error) {
-      this.failure = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    }
+    });
   }
 
   end(): void {
-    if (this.failure !== undefined) {
-      throw this.failure;
-    }
-    try {
+    this.failure.run(() => {
       const rest = this.decoder.end();
       this.noteEncoding();
       this.feed(rest);
@@ -73,10 +69,7 @@ export abstract class JsonBaseParser implements ReportParser, JsonHandler {
       }
       this.json.end();
       this.finish();
-    } catch (error) {
-      this.failure = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    }
+    });
     this.out.finish();
   }
 

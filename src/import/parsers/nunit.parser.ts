@@ -1,7 +1,7 @@
 import type { ResultStatus } from '../../results/entities.js';
-import { quote, secondsToMs, splitQualifiedName, TextBuffer } from './report-fields.js';
-import { MAX_OUTPUT_CHARS, MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
-import { XmlBaseParser } from './xml-base.parser.js';
+import { secondsToMs, splitQualifiedName, TextBuffer } from './report-fields.js';
+import { MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
+import { XmlCaseParser } from './xml-base.parser.js';
 
 /** NUnit 2 `result`: Success, Failure, Error, NotRunnable/Cancelled, Ignored/Skipped/Inconclusive. */
 function nunit2Status(result: string): ResultStatus | undefined {
@@ -43,19 +43,13 @@ function nunit3Status(result: string, label: string | undefined): ResultStatus |
  * NUnit 2 (<test-results>) and NUnit 3 (<test-run>) result files. Every <test-case> is one result; its suite is
  * the test's class.
  */
-export class NunitParser extends XmlBaseParser {
+export class NunitParser extends XmlCaseParser {
   private version: 2 | 3 = 3;
   /** Enclosing <test-suite> full names (NUnit 2: names), innermost last. */
   private readonly suites: string[] = [];
-  /** Depth of the open <test-case>, 0 outside one. */
-  private caseDepth = 0;
-  /** The open direct child of the test-case (failure, reason, properties, categories). */
-  private child = '';
   private result = '';
   private readonly failureMessage = new TextBuffer(MAX_TEXT_CHARS);
   private readonly reasonMessage = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly trace = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
 
   constructor(sink: ReportSink) {
     super('nunit', sink);
@@ -116,14 +110,10 @@ export class NunitParser extends XmlBaseParser {
   }
 
   protected closed(name: string, depth: number): void {
-    if (this.caseDepth === 0) {
-      if (name === 'test-suite') {
-        this.suites.pop();
-      }
-    } else if (depth === this.caseDepth) {
-      this.finishCase();
-    } else if (depth === this.caseDepth + 1) {
-      this.child = '';
+    if (this.caseDepth !== 0) {
+      this.closedInCase(depth);
+    } else if (name === 'test-suite') {
+      this.suites.pop();
     }
   }
 
@@ -140,8 +130,7 @@ export class NunitParser extends XmlBaseParser {
         attributes.classname ?? splitQualifiedName(attributes.fullname ?? '')?.[0] ?? fallbackSuite;
       draft.durationMs = secondsToMs(attributes.duration);
       draft.startedAt = attributes['start-time'] ?? '';
-      const status = nunit3Status(this.result, attributes.label);
-      draft.status = status ?? this.unknownStatus(name);
+      draft.status = nunit3Status(this.result, attributes.label) ?? this.unknownStatus(name);
     } else {
       // NUnit 2 names a test by its full name: Namespace.Class.Method(arguments).
       const split = splitQualifiedName(name);
@@ -159,14 +148,10 @@ export class NunitParser extends XmlBaseParser {
   }
 
   private unknownStatus(name: string): ResultStatus {
-    this.out.warn(
-      `status:${this.result}`,
-      `Unknown NUnit result ${quote(this.result)} (test ${quote(name)}); imported as BROKEN`,
-    );
-    return 'BROKEN';
+    return this.out.unknownStatus('NUnit result', this.result, name);
   }
 
-  private finishCase(): void {
+  protected finishCase(): void {
     const draft = this.draft;
     const failure = this.failureMessage.take().trim();
     const reason = this.reasonMessage.take().trim();
@@ -174,11 +159,6 @@ export class NunitParser extends XmlBaseParser {
     draft.message =
       failure.length > 0 ? failure : draft.status !== 'PASSED' || this.result === 'Warning' ? reason : '';
     draft.trace = this.trace.take();
-    draft.stdout = this.stdout.take();
-    this.out.emit(draft);
-
-    draft.reset();
-    this.caseDepth = 0;
-    this.child = '';
+    this.emitCase();
   }
 }

@@ -4,34 +4,21 @@ import type { RunCounts } from '../../results/result-input.js';
 import { DETECT_HEAD_BYTES, detectFormat } from './detect.js';
 import { createReportParser, parseReport } from './parse-report.js';
 import type { ParsedResult, ReportFormat } from './report-parser.js';
+import {
+  corpus,
+  type Expected,
+  FORMAT_OF,
+  OWN_REPORTS,
+  SHARED_REPORTS,
+} from '../../../test/support/report-corpus.js';
 
-const repoRoot = join(import.meta.dirname, '..', '..', '..');
-/** Real reports from public repositories (shared/ lies beside the repository, in CI too) and our own corpus. */
 const CORPORA: [string, string][] = [
-  ['shared corpus', join(repoRoot, '..', 'shared', 'fixtures', 'reports')],
-  ['own corpus', join(repoRoot, 'test', 'fixtures', 'reports')],
+  ['shared corpus', SHARED_REPORTS],
+  ['own corpus', OWN_REPORTS],
 ];
 
-/** expected.json names formats by file type; the import names them by the path segment. */
-const FORMAT_OF: Record<string, ReportFormat> = {
-  'junit-xml': 'junit',
-  'testng-xml': 'testng',
-  'nunit2-xml': 'nunit',
-  'nunit3-xml': 'nunit',
-  'xunit-net-xml': 'xunit',
-  trx: 'trx',
-  'cucumber-json': 'cucumber',
-  'ctrf-json': 'ctrf',
-};
-
-interface Expected extends RunCounts {
-  format: string;
-}
-
 function expectedOf(dir: string): [string, Expected][] {
-  return Object.entries(
-    JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as Record<string, Expected>,
-  );
+  return corpus(dir).map(([file, expected]) => [file, expected]);
 }
 
 /** Parses `input` fed in pieces of `chunk` bytes (or as one string), as a request body arrives. */

@@ -1,4 +1,4 @@
-import type { ResultStatus } from '../../results/entities.js';
+import type { ResultInput } from '../../results/result-input.js';
 
 /** The formats `POST /api/import/{format}` takes (besides `auto`, which detect.ts resolves to one of them). */
 export const REPORT_FORMATS = ['junit', 'testng', 'nunit', 'xunit', 'trx', 'cucumber', 'ctrf'] as const;
@@ -10,20 +10,10 @@ export function isReportFormat(value: string): value is ReportFormat {
 
 /**
  * One test result as a parser hands it on: the writer's ResultInput (src/results/result-input.ts) without the
- * ids, already within the writer's limits, so the import never fails on a value after parsing succeeded.
+ * ids, already within the writer's limits, so the import never fails on a value after parsing succeeded. Its
+ * startedAt has Z or an offset: a report's local time without an offset is left out rather than guessed.
  */
-export interface ParsedResult {
-  name: string;
-  suite?: string;
-  status: ResultStatus;
-  durationMs?: number;
-  message?: string;
-  trace?: string;
-  /** ISO 8601 with Z or an offset; a report's local time without an offset is left out rather than guessed. */
-  startedAt?: string;
-  attributes?: Record<string, string>;
-  retry?: number;
-}
+export type ParsedResult = Omit<ResultInput, 'uuid' | 'testId'>;
 
 /**
  * Where a parser puts what it finds. Results arrive one at a time, while `write` runs; warnings (one line per
@@ -55,6 +45,27 @@ export class ReportError extends Error {
   ) {
     super(message);
     this.name = 'ReportError';
+  }
+}
+
+/**
+ * What a parser's write or end threw: the parser's state after it is undefined, so every later call throws it
+ * again.
+ */
+export class StickyFailure {
+  private failure: Error | undefined;
+
+  /** Runs `step`, unless an earlier step threw: then throws that again instead. */
+  run(step: () => void): void {
+    if (this.failure !== undefined) {
+      throw this.failure;
+    }
+    try {
+      step();
+    } catch (error) {
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      throw error;
+    }
   }
 }
 

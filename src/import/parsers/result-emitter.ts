@@ -124,6 +124,18 @@ export class ResultEmitter {
     this.warnings.add(kind, text);
   }
 
+  /**
+   * BROKEN, with a warning (one kind per value), for a status the format does not define: `what` names the
+   * field ("TestNG status"), `where` optionally follows the test's name.
+   */
+  unknownStatus(what: string, value: string, test: string, where = ''): ResultStatus {
+    this.warn(
+      `status:${value}`,
+      `Unknown ${what} ${quote(value)} (test ${quote(test)}${where}); imported as BROKEN`,
+    );
+    return 'BROKEN';
+  }
+
   emit(draft: ResultDraft): void {
     let name =
       draft.name.length > 0 ? this.fit(draft.name, MAX_NAME_CHARS, 'name', draft.name, 'its name') : '';

@@ -1,7 +1,7 @@
 import type { ResultStatus } from '../../results/entities.js';
 import { quote, TextBuffer } from './report-fields.js';
-import { MAX_NAME_CHARS, MAX_OUTPUT_CHARS, MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
-import { XmlBaseParser } from './xml-base.parser.js';
+import { MAX_NAME_CHARS, MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
+import { XmlCaseParser } from './xml-base.parser.js';
 
 function statusOf(status: string): ResultStatus | undefined {
   switch (status) {
@@ -22,17 +22,11 @@ function statusOf(status: string): ResultStatus | undefined {
  * their parameters go into the name; attempts TestNG retried (retried="true") are results of their own, as
  * TestNG writes them.
  */
-export class TestngParser extends XmlBaseParser {
+export class TestngParser extends XmlCaseParser {
   private className = '';
-  /** Depth of the open <test-method>, 0 outside one. */
-  private caseDepth = 0;
   private isConfig = false;
-  /** The open direct child of the test-method (exception, params, reporter-output). */
-  private child = '';
   private exceptionClass = '';
   private readonly message = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly trace = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
   private readonly param = new TextBuffer(MAX_NAME_CHARS);
   private params: string[] = [];
   private paramsChars = 0;
@@ -136,16 +130,7 @@ export class TestngParser extends XmlBaseParser {
     draft.name = attributes.name ?? '';
     draft.suite = this.className;
     const status = attributes.status ?? '';
-    const mapped = statusOf(status);
-    if (mapped !== undefined) {
-      draft.status = mapped;
-    } else {
-      draft.status = 'BROKEN';
-      this.out.warn(
-        `status:${status}`,
-        `Unknown TestNG status ${quote(status)} (test ${quote(draft.name)}); imported as BROKEN`,
-      );
-    }
+    draft.status = statusOf(status) ?? this.out.unknownStatus('TestNG status', status, draft.name);
     draft.durationMs = Number(attributes['duration-ms'] ?? NaN);
     draft.startedAt = attributes['started-at'] ?? '';
     if (attributes.retried === 'true') {
@@ -162,7 +147,7 @@ export class TestngParser extends XmlBaseParser {
     }
   }
 
-  private finishCase(): void {
+  protected finishCase(): void {
     const draft = this.draft;
     if (this.params.length > 0) {
       draft.name = `${draft.name}(${this.params.join(', ')})`;
@@ -172,12 +157,7 @@ export class TestngParser extends XmlBaseParser {
       draft.message = message.length > 0 ? message : this.exceptionClass;
     }
     draft.trace = this.trace.take().trim();
-    draft.stdout = this.stdout.take();
-    this.out.emit(draft);
-
-    draft.reset();
-    this.caseDepth = 0;
-    this.child = '';
+    this.emitCase();
     this.exceptionClass = '';
     this.params = [];
     this.paramsChars = 0;

@@ -2,7 +2,7 @@ import type { ResultStatus } from '../../results/entities.js';
 import { TRX_NAMESPACE } from './detect.js';
 import { quote, splitQualifiedName, TextBuffer, timeSpanToMs } from './report-fields.js';
 import { MAX_OUTPUT_CHARS, MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
-import { XmlBaseParser } from './xml-base.parser.js';
+import { XmlCaseParser } from './xml-base.parser.js';
 
 function statusOf(outcome: string): ResultStatus | undefined {
   switch (outcome) {
@@ -43,20 +43,15 @@ function localName(name: string): string {
  * result until then, the suite comes from the result's own testName where that is qualified
  * ("Ns.Class.Method", as the xUnit and NUnit adapters write it); MSTest's bare method names get no suite.
  */
-export class TrxParser extends XmlBaseParser {
+export class TrxParser extends XmlCaseParser {
   /** Depth of <Results>, 0 outside it. */
   private resultsDepth = 0;
-  /** Depth of the open result, 0 outside one. */
-  private caseDepth = 0;
   /** Depth of the open result's <InnerResults>, 0 outside it. */
   private innerDepth = 0;
   private innerResults = 0;
-  /** The open child of the result (Output) and grandchild (ErrorInfo). */
-  private child = '';
+  /** The open grandchild of the result (ErrorInfo, in the child Output). */
   private grandchild = '';
   private readonly message = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly trace = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
   private readonly stderr = new TextBuffer(MAX_OUTPUT_CHARS);
 
   constructor(sink: ReportSink) {
@@ -154,31 +149,20 @@ export class TrxParser extends XmlBaseParser {
     draft.durationMs = timeSpanToMs(attributes.duration);
     draft.startedAt = attributes.startTime ?? '';
     const outcome = attributes.outcome;
-    const status = outcome === undefined ? undefined : statusOf(outcome);
-    if (status !== undefined) {
-      draft.status = status;
+    if (outcome !== undefined) {
+      draft.status = statusOf(outcome) ?? this.out.unknownStatus('TRX outcome', outcome, testName);
     } else {
       draft.status = 'BROKEN';
-      this.out.warn(
-        `status:${outcome ?? ''}`,
-        outcome === undefined
-          ? `Test ${quote(testName)} has no outcome; imported as BROKEN`
-          : `Unknown TRX outcome ${quote(outcome)} (test ${quote(testName)}); imported as BROKEN`,
-      );
+      this.out.warn('status:', `Test ${quote(testName)} has no outcome; imported as BROKEN`);
     }
   }
 
-  private finishCase(): void {
+  protected finishCase(): void {
     const draft = this.draft;
     draft.message = this.message.take().trim();
     draft.trace = this.trace.take();
-    draft.stdout = this.stdout.take();
     draft.stderr = this.stderr.take();
-    this.out.emit(draft);
-
-    draft.reset();
-    this.caseDepth = 0;
-    this.child = '';
+    this.emitCase();
     this.grandchild = '';
   }
 }

@@ -1,6 +1,13 @@
-import type { TextBuffer } from './report-fields.js';
+import { TextBuffer } from './report-fields.js';
 import { ResultDraft, ResultEmitter } from './result-emitter.js';
-import type { ReportFormat, ReportParser, ReportSink } from './report-parser.js';
+import {
+  MAX_OUTPUT_CHARS,
+  MAX_TEXT_CHARS,
+  StickyFailure,
+  type ReportFormat,
+  type ReportParser,
+  type ReportSink,
+} from './report-parser.js';
 import { XmlStream, type XmlHandler } from './xml-stream.js';
 
 /**
@@ -13,8 +20,7 @@ export abstract class XmlBaseParser implements ReportParser, XmlHandler {
   protected readonly draft = new ResultDraft();
   private target: TextBuffer | undefined;
   private targetDepth = 0;
-  /** What a write or the end threw: the state after it is undefined, so every later call throws it again. */
-  private failure: Error | undefined;
+  private readonly failure = new StickyFailure();
 
   constructor(
     readonly format: ReportFormat,
@@ -25,28 +31,14 @@ export abstract class XmlBaseParser implements ReportParser, XmlHandler {
   }
 
   write(chunk: Uint8Array | string): void {
-    if (this.failure !== undefined) {
-      throw this.failure;
-    }
-    try {
-      this.xml.write(chunk);
-    } catch (error) {
-      this.failure = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    }
+    this.failure.run(() => this.xml.write(chunk));
   }
 
   end(): void {
-    if (this.failure !== undefined) {
-      throw this.failure;
-    }
-    try {
+    this.failure.run(() => {
       this.xml.end();
       this.finish();
-    } catch (error) {
-      this.failure = error instanceof Error ? error : new Error(String(error));
-      throw error;
-    }
+    });
     this.out.finish();
   }
 
@@ -75,5 +67,40 @@ export abstract class XmlBaseParser implements ReportParser, XmlHandler {
     this.target = buffer;
     this.targetDepth = depth;
     this.xml.capture = true;
+  }
+}
+
+/**
+ * The XML formats whose every test is one element with children of its own (NUnit, xUnit.net, TestNG, TRX):
+ * where that element is open, which of its direct children is, and the stack trace and output collected in it.
+ */
+export abstract class XmlCaseParser extends XmlBaseParser {
+  /** Depth of the open test element, 0 outside one. */
+  protected caseDepth = 0;
+  /** The open direct child of the test element, '' when there is none. */
+  protected child = '';
+  protected readonly trace = new TextBuffer(MAX_TEXT_CHARS);
+  protected readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
+
+  /** The test element closed: completes the draft and hands it on (through emitCase). */
+  protected abstract finishCase(): void;
+
+  /** An element inside the open test closed: the test element itself finishes the test, a direct child ends. */
+  protected closedInCase(depth: number): void {
+    if (depth === this.caseDepth) {
+      this.finishCase();
+    } else if (depth === this.caseDepth + 1) {
+      this.child = '';
+    }
+  }
+
+  /** Hands on the draft with the test's output, then readies the draft and the case state for the next test. */
+  protected emitCase(): void {
+    const draft = this.draft;
+    draft.stdout = this.stdout.take();
+    this.out.emit(draft);
+    draft.reset();
+    this.caseDepth = 0;
+    this.child = '';
   }
 }

@@ -1,7 +1,7 @@
 import type { ResultStatus } from '../../results/entities.js';
 import { quote, secondsToMs, TextBuffer } from './report-fields.js';
-import { MAX_OUTPUT_CHARS, MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
-import { XmlBaseParser } from './xml-base.parser.js';
+import { MAX_TEXT_CHARS, type ReportSink } from './report-parser.js';
+import { XmlCaseParser } from './xml-base.parser.js';
 
 /** xUnit.net has no error/failure distinction: a test fails or it does not. */
 function statusOf(result: string): ResultStatus | undefined {
@@ -22,18 +22,12 @@ function statusOf(result: string): ResultStatus | undefined {
  * xUnit.net XML: v2 (<assemblies>, and v3's, which is the same) and the legacy v1 (<assembly>, with <class>
  * where v2 has <collection>). Every <test> is one result; its suite is the test's class (`type`).
  */
-export class XunitParser extends XmlBaseParser {
+export class XunitParser extends XmlCaseParser {
   /** The enclosing <collection> (v2) or <class> (v1). */
   private collection = '';
-  /** Depth of the open <test>, 0 outside one. */
-  private caseDepth = 0;
-  /** The open direct child of the test (failure, traits). */
-  private child = '';
   private exceptionType = '';
   private readonly failureMessage = new TextBuffer(MAX_TEXT_CHARS);
   private readonly reason = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly trace = new TextBuffer(MAX_TEXT_CHARS);
-  private readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
   private inErrors = false;
 
   constructor(sink: ReportSink) {
@@ -98,14 +92,10 @@ export class XunitParser extends XmlBaseParser {
   }
 
   protected closed(name: string, depth: number): void {
-    if (this.caseDepth === 0) {
-      if (name === 'errors') {
-        this.inErrors = false;
-      }
-    } else if (depth === this.caseDepth) {
-      this.finishCase();
-    } else if (depth === this.caseDepth + 1) {
-      this.child = '';
+    if (this.caseDepth !== 0) {
+      this.closedInCase(depth);
+    } else if (name === 'errors') {
+      this.inErrors = false;
     }
   }
 
@@ -128,30 +118,16 @@ export class XunitParser extends XmlBaseParser {
     draft.durationMs = secondsToMs(attributes.time);
     draft.startedAt = attributes['start-rtf'] ?? '';
     const result = attributes.result ?? '';
-    const status = statusOf(result);
-    if (status !== undefined) {
-      draft.status = status;
-    } else {
-      draft.status = 'BROKEN';
-      this.out.warn(
-        `status:${result}`,
-        `Unknown xUnit result ${quote(result)} (test ${quote(name)}); imported as BROKEN`,
-      );
-    }
+    draft.status = statusOf(result) ?? this.out.unknownStatus('xUnit result', result, name);
   }
 
-  private finishCase(): void {
+  protected finishCase(): void {
     const draft = this.draft;
     const failure = this.failureMessage.take().trim();
     const reason = this.reason.take().trim();
     draft.message = failure.length > 0 ? failure : draft.status === 'FAILED' ? this.exceptionType : reason;
     draft.trace = this.trace.take();
-    draft.stdout = this.stdout.take();
-    this.out.emit(draft);
-
-    draft.reset();
-    this.caseDepth = 0;
-    this.child = '';
+    this.emitCase();
     this.exceptionType = '';
   }
 }
