@@ -3,8 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Matches, Validate } from 'class-validator';
 import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
-import { IsAttributes } from '../../results/dto/results.dto.js';
-import { RunCountsDto } from '../../results/dto/results.dto.js';
+import { IsAttributes, ownEntries, RunCountsDto } from '../../results/dto/results.dto.js';
 
 /** `attributes` comes as JSON text in the query; anything that is not a JSON object is left for the validator. */
 function parseAttributes({ value }: { value: unknown }): unknown {
@@ -16,11 +15,7 @@ function parseAttributes({ value }: { value: unknown }): unknown {
     if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
       return value;
     }
-    const copy = Object.create(null) as Record<string, unknown>;
-    for (const key of Object.keys(parsed)) {
-      copy[key] = (parsed as Record<string, unknown>)[key];
-    }
-    return copy;
+    return ownEntries(parsed);
   } catch {
     return value;
   }
