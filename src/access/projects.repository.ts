@@ -38,6 +38,11 @@ const MEMBERS_SQL = `WITH r AS (
               u.admin AS "platformAdmin", count(*) OVER () AS total
          FROM best JOIN users u ON u.id = best.user_id`;
 
+/** A row of MEMBERS_SQL without its window count, the id a string as ids are elsewhere. */
+function memberRow({ total: _t, ...row }: MemberRow & { total: string }): MemberRow {
+  return { ...row, userId: String(row.userId) };
+}
+
 @Injectable()
 export class ProjectsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
@@ -89,7 +94,7 @@ export class ProjectsRepository {
       [projectId, page.size, page.offset],
     );
     const total = rows.length ? Number(rows[0].total) : await this.countMembers(projectId);
-    return [rows.map(({ total: _t, ...row }) => ({ ...row, userId: String(row.userId) })), total];
+    return [rows.map(memberRow), total];
   }
 
   /** One user's row of the member list, as the list shows it; null when they are no member. */
@@ -98,7 +103,7 @@ export class ProjectsRepository {
       projectId,
       userId,
     ]);
-    return row ? { userId: String(row.userId), email: row.email, fullName: row.fullName, role: row.role, via: row.via, platformAdmin: row.platformAdmin } : null;
+    return row ? memberRow(row) : null;
   }
 
   /**
@@ -123,10 +128,6 @@ export class ProjectsRepository {
       [projectId],
     );
     return Number(n);
-  }
-
-  directRole(projectId: string, userId: string): Promise<ProjectMemberEntity | null> {
-    return this.db.getRepository(ProjectMemberEntity).findOneBy({ projectId, userId });
   }
 }
 

@@ -72,5 +72,4 @@ export class AppError extends Error {
   static payloadTooLarge(message: string): AppError {
     return new AppError(ErrorCode.PAYLOAD_TOO_LARGE, message);
   }
-
 }

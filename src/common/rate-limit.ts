@@ -1,7 +1,7 @@
 import type { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { AppError } from './app-error.js';
 
-/** "60 seconds", "1 minute", "59 minutes": how long to wait, as a person reads it (rounded up). */
+/** "60 seconds" up to 90 seconds, then "2 minutes", "59 minutes": how long to wait, as a person reads it (rounded up). */
 export function waitingTime(seconds: number): string {
   if (seconds <= 90) {
     return `${seconds} second${seconds === 1 ? '' : 's'}`;

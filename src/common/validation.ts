@@ -45,22 +45,27 @@ function unknownField(path: string): AppError {
  * themselves (their values are checked: a map holds strings, and an object there must not reach
  * class-transformer with such a key, which crashed it).
  */
-export function prototypeKey(value: unknown): string | undefined {
-  const stack: [unknown, string, boolean][] = [[value, '', false]];
-  while (stack.length) {
-    const [current, prefix, isMap] = stack.pop()!;
-    if (typeof current !== 'object' || current === null || ArrayBuffer.isView(current)) {
-      continue;
-    }
-    if (Array.isArray(current)) {
-      current.forEach((item, i) => stack.push([item, `${prefix}${i}.`, false]));
-      continue;
-    }
-    for (const key of Object.keys(current)) {
-      if (!isMap && PROTOTYPE_KEYS.has(key)) {
-        return `${prefix}${key}`;
+export function prototypeKey(value: unknown, isMap = false): string | undefined {
+  // Recursion is bounded: bodies nest at most MAX_JSON_DEPTH levels (app.factory), query strings are flat.
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) {
+    return undefined;
+  }
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = prototypeKey(value[i]);
+      if (found) {
+        return `${i}.${found}`;
       }
-      stack.push([(current as Record<string, unknown>)[key], `${prefix}${key}.`, !isMap && FREE_FORM_MAPS.has(key)]);
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (!isMap && PROTOTYPE_KEYS.has(key)) {
+      return key;
+    }
+    const found = prototypeKey((value as Record<string, unknown>)[key], !isMap && FREE_FORM_MAPS.has(key));
+    if (found) {
+      return `${key}.${found}`;
     }
   }
   return undefined;

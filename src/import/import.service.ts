@@ -19,7 +19,14 @@ import {
   ReportError,
   type ReportFormat,
 } from './parsers/report-parser.js';
-import { MAX_ZIP_ENTRIES, peek, RAW_TYPES, ReportSource, reportSources } from './upload.js';
+import {
+  MAX_ZIP_ENTRIES,
+  peek,
+  RAW_TYPES,
+  ReportSource,
+  reportSources,
+  type UploadLimits,
+} from './upload.js';
 
 export const IMPORT_FORMATS = ['auto', ...REPORT_FORMATS] as const;
 
@@ -30,12 +37,20 @@ export const IMPORT_FORMATS = ['auto', ...REPORT_FORMATS] as const;
  */
 @Injectable()
 export class ImportService {
+  private readonly limits: UploadLimits;
+
   constructor(
     private readonly access: ProjectAccessService,
     private readonly results: ResultsService,
     private readonly config: AppConfig,
     private readonly events: EventEmitter2,
-  ) {}
+  ) {
+    this.limits = {
+      maxBytes: config.import.maxBytes,
+      maxEntries: MAX_ZIP_ENTRIES,
+      spoolDir: config.import.spoolDir,
+    };
+  }
 
   async import(
     user: AuthUser,
@@ -76,7 +91,7 @@ export class ImportService {
           writing.catch(() => undefined);
         };
         try {
-          for await (const source of reportSources(req, this.limits())) {
+          for await (const source of reportSources(req, this.limits)) {
             firstName ??= source.name;
             const read = await this.readSource(source, format, warnings, write);
             if (read) {
@@ -110,14 +125,6 @@ export class ImportService {
       data: { format: body.format, counts: body.counts, warnings: warnings.length },
     } satisfies ResultsEvent);
     return body;
-  }
-
-  private limits() {
-    return {
-      maxBytes: this.config.import.maxBytes,
-      maxEntries: MAX_ZIP_ENTRIES,
-      spoolDir: this.config.import.spoolDir,
-    };
   }
 
   /** Refuses what can be refused before reading a byte: a declared size over the limit, a type not taken. */

@@ -55,17 +55,19 @@ function tooLarge(what: string, limits: UploadLimits): AppError {
   );
 }
 
-/** Passes `source` on, failing with 413 once more than `max` bytes went through. */
-async function* bounded(
+/**
+ * Passes `source` on, adding its bytes to `counted`, and fails with 413 once `counted` is past the limit: one
+ * counter for what is received, one shared by every report unpacked from an upload (a .gz bomb is cut off).
+ */
+async function* withinLimit(
   source: AsyncIterable<Buffer>,
-  max: number,
-  fail: () => AppError,
+  counted: { bytes: number; what: string },
+  limits: UploadLimits,
 ): AsyncGenerator<Buffer> {
-  let seen = 0;
   for await (const chunk of source) {
-    seen += chunk.length;
-    if (seen > max) {
-      throw fail();
+    counted.bytes += chunk.length;
+    if (counted.bytes > limits.maxBytes) {
+      throw tooLarge(counted.what, limits);
     }
     yield chunk;
   }
@@ -111,8 +113,8 @@ const startsWith = (head: Buffer, magic: number[]) => magic.every((byte, i) => h
  * A consumer must read or skip each source before asking for the next.
  */
 export async function* reportSources(req: Request, limits: UploadLimits): AsyncGenerator<ReportSource> {
-  const received = bounded(req, limits.maxBytes, () => tooLarge('bytes received', limits));
-  const unpacked = { bytes: 0 };
+  const received = withinLimit(req, { bytes: 0, what: 'bytes received' }, limits);
+  const unpacked = { bytes: 0, what: 'bytes unpacked' };
   if (req.is('multipart/form-data')) {
     for await (const part of multipartFiles(req, received)) {
       yield* unpack(part.name, part.chunks, limits, unpacked);
@@ -133,7 +135,7 @@ async function* unpack(
   name: string,
   source: AsyncIterable<Buffer>,
   limits: UploadLimits,
-  unpacked: { bytes: number },
+  unpacked: { bytes: number; what: string },
 ): AsyncGenerator<ReportSource> {
   const { head, all } = await peek(source, 4);
   if (startsWith(head, GZIP_MAGIC)) {
@@ -141,38 +143,17 @@ async function* unpack(
     const inflating = pipeline(Readable.from(all), gunzip).catch((error: unknown) =>
       gunzip.destroy(asBadArchive(error, 'gzip')),
     );
-    yield reportSource(name.replace(/\.gz$/i, ''), false, limitTotal(gunzip, unpacked, limits), () =>
-      gunzip.destroy(),
-    );
+    yield {
+      name: name.replace(/\.gz$/i, ''),
+      inArchive: false,
+      chunks: withinLimit(gunzip, unpacked, limits),
+      skip: () => gunzip.destroy(),
+    };
     await inflating;
   } else if (startsWith(head, ZIP_MAGIC) || startsWith(head, EMPTY_ZIP_MAGIC)) {
     yield* zipMembers(all, limits, unpacked);
   } else {
-    yield reportSource(name, false, limitTotal(all, unpacked, limits), () => undefined);
-  }
-}
-
-function reportSource(
-  name: string,
-  inArchive: boolean,
-  chunks: AsyncIterable<Buffer>,
-  skip: () => void,
-): ReportSource {
-  return { name, inArchive, chunks, skip };
-}
-
-/** The unpacked bytes of all reports of an upload together stay within the limit (a .gz bomb is cut off). */
-async function* limitTotal(
-  source: AsyncIterable<Buffer>,
-  unpacked: { bytes: number },
-  limits: UploadLimits,
-): AsyncGenerator<Buffer> {
-  for await (const chunk of source) {
-    unpacked.bytes += chunk.length;
-    if (unpacked.bytes > limits.maxBytes) {
-      throw tooLarge('bytes unpacked', limits);
-    }
-    yield chunk;
+    yield { name, inArchive: false, chunks: withinLimit(all, unpacked, limits), skip: () => undefined };
   }
 }
 
@@ -204,7 +185,7 @@ function unsafeMember(entry: yauzl.Entry): string | undefined {
 async function* zipMembers(
   source: AsyncIterable<Buffer>,
   limits: UploadLimits,
-  unpacked: { bytes: number },
+  unpacked: { bytes: number; what: string },
 ): AsyncGenerator<ReportSource> {
   await mkdir(limits.spoolDir, { recursive: true });
   const path = join(limits.spoolDir, `upload-${randomBytes(8).toString('hex')}.zip`);
@@ -246,7 +227,12 @@ async function* zipMembers(
           error ? reject(asBadArchive(error, 'zip')) : resolve(opened),
         ),
       );
-      yield reportSource(entry.fileName, true, limitTotal(stream, unpacked, limits), () => stream.destroy());
+      yield {
+        name: entry.fileName,
+        inArchive: true,
+        chunks: withinLimit(stream, unpacked, limits),
+        skip: () => stream.destroy(),
+      };
       stream.destroy();
     }
   } finally {

@@ -21,13 +21,14 @@ import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
 import { ResultsWriter } from './results.writer.js';
 import type { LearnedTestCase } from './test-case-id-cache.js';
 
+import { RunsRepository } from './runs.repository.js';
+
 /**
  * Test case ids a whole-run write keeps for the writer's cache, to be remembered once it has committed: enough
  * for a large project's tests, so that its next import finds them without a look-up, but not a million-case
  * report's every test case, held until its commit (and churning the cache of 200,000).
  */
 const REMEMBERED_PER_RUN = 100_000;
-import { RunsRepository } from './runs.repository.js';
 
 @Injectable()
 export class ResultsService {
@@ -174,7 +175,7 @@ export class ResultsService {
   ): Promise<{ run: RunDto; filled: T }> {
     const outcome = await this.runs.transaction(async (tx) => {
       const nameOf = () => (typeof fields.name === 'string' ? fields.name : fields.name());
-      const created = await this.runs.createRunIn(tx, { projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes });
+      const created = await this.runs.createRun({ projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes }, tx);
       const ref = { id: created.id, projectId };
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
       // tests must not hold a million of them in memory until its end.

@@ -22,13 +22,11 @@ export class RunsRepository {
     return this.db.transaction(work);
   }
 
-  createRun(fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes'> & { uuid?: string | null }): Promise<RunEntity> {
-    const repo = this.db.getRepository(RunEntity);
-    return repo.save(repo.create(fields));
-  }
-
-  /** Creates the run inside `tx` (an import stores its run and results in one transaction). */
-  createRunIn(tx: EntityManager, fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes'>): Promise<RunEntity> {
+  /** Creates the run, inside `tx` when given (an import stores its run and results in one transaction). */
+  createRun(
+    fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes'> & { uuid?: string | null },
+    tx: EntityManager = this.db.manager,
+  ): Promise<RunEntity> {
     const repo = tx.getRepository(RunEntity);
     return repo.save(repo.create(fields));
   }
