@@ -1,5 +1,4 @@
 import type { ResultStatus } from '../../results/entities.js';
-import type { RunCounts } from '../../results/result-input.js';
 import { cutChars, isBlank, quote, toTimestamp, trimBlankLines } from './report-fields.js';
 import {
   MAX_ATTRIBUTE_KEY_CHARS,
@@ -104,11 +103,10 @@ export class WarningLog {
 }
 
 /**
- * Applies the writer's limits to each result (cutting, never refusing, with one warning per kind), counts the
- * statuses and hands results to the sink.
+ * Applies the writer's limits to each result (cutting, never refusing, with one warning per kind) and hands
+ * results to the sink (parseReport counts them).
  */
 export class ResultEmitter {
-  readonly counts: RunCounts = { total: 0, passed: 0, failed: 0, broken: 0, skipped: 0 };
   private readonly warnings = new WarningLog();
 
   /**
@@ -189,21 +187,6 @@ export class ResultEmitter {
       result.retry = Math.min(draft.retry, MAX_RETRY);
     }
 
-    this.counts.total++;
-    switch (result.status) {
-      case 'PASSED':
-        this.counts.passed++;
-        break;
-      case 'FAILED':
-        this.counts.failed++;
-        break;
-      case 'BROKEN':
-        this.counts.broken++;
-        break;
-      case 'SKIPPED':
-        this.counts.skipped++;
-        break;
-    }
     this.sink.result(result);
   }
 
