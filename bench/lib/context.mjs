@@ -40,9 +40,10 @@ export class BenchContext {
 
   /**
    * Another instance of the service with extra settings (e.g. different limits), for a section that needs one;
-   * own database and key prefix, stopped at the end like everything else. Not shared.
+   * own database and key prefix, stopped at the end like everything else. Not shared. `nodeArgs` replaces the
+   * V8 flags it is shipped with (SERVICE_NODE_FLAGS).
    */
-  async startServiceVariant(name, env, nodeArgs = []) {
+  async startServiceVariant(name, env, nodeArgs) {
     const service = await startService({
       name,
       env,

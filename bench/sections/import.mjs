@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { fmt } from '../lib/report.mjs';
 import { onCleanup } from '../lib/processes.mjs';
+import { SERVICE_NODE_FLAGS } from '../lib/services.mjs';
 
 export const name = 'import';
 export const title =
@@ -41,7 +42,7 @@ async function writeJunit(path, cases) {
     const head = `    <testcase classname="com.example.shop.module${suite}.ServiceTest" name="handlesRequest_${i}(variant=${i % 7})" time="0.0${i % 90}"`;
     const output =
       i % 2
-        ? `<system-out>INFO request ${i} handled in ${i % 90} ms by worker-${i % 8}; cache hit ratio 0.${i % 97}; ${'x'.repeat(180)}</system-out>`
+        ? `<system-out>INFO request ${i} handled in ${i % 90} ms by worker-${i % 8}; cache hit ratio 0.${i % 97}; ${'x'.repeat(400)}</system-out>`
         : '';
     if (i % 10 === 3) {
       await write(
@@ -137,8 +138,6 @@ async function parseWithTrp(path) {
   return JSON.parse(out.trim().split('\n').pop());
 }
 
-/** V8 flags that size the heap for a small deployment, as NODE_OPTIONS would (README, "Memory"). */
-const SMALL_HEAP = ['--max-old-space-size=256', '--max-semi-space-size=16'];
 const IMPORT_ENV = { SVC_IMPORT_MAX_BYTES: '1gb', SVC_HTTP_REQUEST_TIMEOUT: '900s' };
 
 export async function run(ctx) {
@@ -181,8 +180,8 @@ export async function run(ctx) {
     await writeJunit(bigFile, bigCases);
     const bigMb = statSync(bigFile).size / 1e6;
     for (const [label, nodeArgs] of [
-      ['V8 defaults', []],
-      [SMALL_HEAP.join(' '), SMALL_HEAP],
+      [`as shipped (${SERVICE_NODE_FLAGS.join(' ')})`, SERVICE_NODE_FLAGS],
+      ['without flags: Node 24 sizes the young generation from the machine', []],
     ]) {
       const variant = await ctx.startServiceVariant(`import-big-${bigRuns.length}`, IMPORT_ENV, nodeArgs);
       const bigToken = await variant.login();
@@ -191,7 +190,7 @@ export async function run(ctx) {
       if (result.counts.total !== bigCases) {
         throw new Error(`the large import stored ${result.counts.total} of ${bigCases} cases`);
       }
-      bigRuns.push({ label, mb: bigMb, cases: bigCases, ...result });
+      bigRuns.push({ label, shipped: nodeArgs === SERVICE_NODE_FLAGS, mb: bigMb, cases: bigCases, ...result });
       await variant.stop();
     }
     rmSync(bigFile, { force: true });
@@ -227,8 +226,7 @@ export async function run(ctx) {
       value: big.peakRssMb,
       unit: 'MB',
       digits: 0,
-      target: `< ${RSS_LIMIT_MB}`,
-      ok: big.peakRssMb < RSS_LIMIT_MB,
+      ...(big.shipped ? { target: `< ${RSS_LIMIT_MB}`, ok: big.peakRssMb < RSS_LIMIT_MB } : {}),
     });
   }
   const rows = [

@@ -79,16 +79,8 @@ export class ImportService {
       },
       async (add) => {
         let counts: RunCounts | undefined;
-        // One batch is written while the next is parsed (PostgreSQL works on one core, the parser on the other);
-        // never more than one in flight, so what is held stays two batches.
-        let writing: Promise<void> = Promise.resolve();
         const write = async (batch: ParsedResult[]) => {
-          await writing;
-          writing = add(batch).then((c) => {
-            counts = c;
-          });
-          // Seen by the next write or the final wait; not an unhandled rejection meanwhile.
-          writing.catch(() => undefined);
+          counts = await add(batch);
         };
         try {
           for await (const source of reportSources(req, this.limits)) {
@@ -98,9 +90,7 @@ export class ImportService {
               formats.add(read);
             }
           }
-          await writing;
         } catch (error) {
-          await writing.catch(() => undefined);
           throw asHttpError(error, firstName ?? 'report');
         }
         if (!counts?.total) {

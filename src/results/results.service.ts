@@ -163,7 +163,8 @@ export class ResultsService {
 
   /**
    * A whole run in one transaction, as an import stores a report: the run is created, `fill` hands it its results
-   * in batches through `add` (each returns the run's counts so far), and the run is finished. When `fill` throws
+   * in batches through `add` (each returns the counts of all added so far; the writer COPYs a batch while the next
+   * is parsed and prepared, see ResultsWriter.openRun), and the run is finished. When `fill` throws
    * (a malformed report, a client gone mid-upload) nothing of the run is stored. The run's events follow the
    * commit: run.created, one results.added with the final counts, run.finished.
    */
@@ -176,17 +177,17 @@ export class ResultsService {
     const outcome = await this.runs.transaction(async (tx) => {
       const nameOf = () => (typeof fields.name === 'string' ? fields.name : fields.name());
       const created = await this.runs.createRun({ projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes }, tx);
-      const ref = { id: created.id, projectId };
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
       // tests must not hold a million of them in memory until its end.
-      const learned: LearnedTestCase[] = [];
-      const filled = await fill(async (items) => {
-        const written = await this.writer.write(tx, ref, items);
-        for (let i = 0; i < written.learned.length && learned.length < REMEMBERED_PER_RUN; i++) {
-          learned.push(written.learned[i]);
-        }
-        return written.counts;
-      });
+      const writer = this.writer.openRun(tx, { id: created.id, projectId }, REMEMBERED_PER_RUN);
+      let filled: T;
+      try {
+        filled = await fill((items) => writer.add(items));
+      } catch (error) {
+        await writer.settled();
+        throw error;
+      }
+      const { learned } = await writer.finish();
       const finished = await this.runs.finishIn(tx, created.id, new Date(), nameOf());
       return { run: toRunDto(finished), filled, learned };
     });

@@ -241,4 +241,15 @@ describe('Starting the built service (node dist/main.js)', () => {
       await database.drop();
     }
   }, 60_000);
+
+  it('is started with the same V8 flags wherever it is shipped: the start scripts, the image, the benches', () => {
+    const flag = '--max-semi-space-size=16';
+    const scripts = (JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> }).scripts;
+    expect(scripts.start).toBe(`node ${flag} dist/main.js --dev-defaults`);
+    expect(scripts['start:prod']).toBe(`node ${flag} dist/main.js`);
+    expect(readFileSync('Dockerfile', 'utf8')).toMatch(new RegExp(`^CMD \\["node", "${flag}", "dist/main.js"\\]$`, 'm'));
+    expect(readFileSync('bench/lib/services.mjs', 'utf8')).toContain(`export const SERVICE_NODE_FLAGS = ['${flag}'];`);
+    // And the flag V8 reads at run time is set by the service itself, whoever starts it.
+    expect(readFileSync('src/main.ts', 'utf8')).toContain("setFlagsFromString('--no-allocation-site-pretenuring');");
+  });
 });

@@ -163,6 +163,75 @@ describe(ResultsWriter.name, () => {
     ]);
   });
 
+  describe('openRun: a whole run, batch after batch in one transaction', () => {
+    const batchOf = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => ({
+        name: `pipe${from + i}`,
+        suite: 'Pipeline',
+        status: (from + i) % 4 ? ('PASSED' as const) : ('FAILED' as const),
+        message: `m${from + i}`,
+      }));
+
+    it('stores every batch in order, new tests and known ones, while the next batches are added', async () => {
+      const run = await newRun();
+      // Batches of new tests and batches repeating earlier ones (cached in the writer only after a commit:
+      // looked up, or created, within the transaction), each added while the COPY before it may still run.
+      const batches = [batchOf(0, 300), batchOf(300, 600), batchOf(0, 300), batchOf(600, 900), batchOf(300, 600)];
+      const { counts, added } = await db.transaction(async (tx) => {
+        const writer = sut.openRun(tx, run, 10_000);
+        const added = [];
+        for (const batch of batches) {
+          added.push(await writer.add(batch));
+        }
+        return { ...(await writer.finish()), added };
+      });
+      expect(added.map((c) => c.total)).toEqual([300, 600, 900, 1200, 1500]);
+      expect(counts).toEqual({ total: 1500, passed: 1125, failed: 375, broken: 0, skipped: 0 });
+      const stored: { id: string; name: string; message: string; test_id: string }[] = await db.query(
+        'SELECT id, name, message, test_id FROM results WHERE run_id = $1 ORDER BY id',
+        [run.id],
+      );
+      expect(stored.map((r) => r.name)).toEqual(batches.flat().map((r) => r.name));
+      expect(stored.map((r) => r.message)).toEqual(batches.flat().map((r) => r.message));
+      const cases = await db.getRepository(TestCaseEntity).findBy({ projectId, suite: 'Pipeline' });
+      expect(cases).toHaveLength(900);
+      const caseOf = new Map(cases.map((c) => [c.name, c.id]));
+      expect(stored.every((r) => String(r.test_id) === caseOf.get(r.name))).toBe(true);
+      const row = await db.getRepository(RunEntity).findOneByOrFail({ id: run.id });
+      expect([row.countTotal, row.countPassed, row.countFailed]).toEqual([1500, 1125, 375]);
+    });
+
+    it('fails the run when a COPY fails, storing nothing, and settles before the rollback', async () => {
+      const run = await newRun();
+      let settled = false;
+      await expect(
+        db.transaction(async (tx) => {
+          const writer = sut.openRun(tx, run, 10);
+          try {
+            // PostgreSQL refuses a NUL byte in text: the COPY of this batch fails after add has returned.
+            await writer.add([{ name: 'fine', suite: 'Broken', status: 'PASSED', message: 'nul \u0000 here' }]);
+            await writer.add(batchOf(1000, 1010));
+            await writer.add(batchOf(1010, 1020));
+            await writer.finish();
+          } catch (error) {
+            await writer.settled();
+            settled = true;
+            throw error;
+          }
+        }),
+      ).rejects.toThrow(/0x00/);
+      expect(settled).toBe(true);
+      expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
+    });
+
+    it('takes results without UUIDs only', async () => {
+      const run = await newRun();
+      await expect(
+        db.transaction((tx) => sut.openRun(tx, run, 10).add([{ uuid: randomUUID(), name: 'u', status: 'PASSED' }])),
+      ).rejects.toThrow('without UUIDs');
+    });
+  });
+
   it('refuses results for a run that no longer exists, storing nothing', async () => {
     const run = await newRun();
     await db.query('DELETE FROM runs WHERE id = $1', [run.id]);
