@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm test`: prepares what the suite needs on this kind of machine, builds, then runs every Jest project
-// (unit, integration, e2e) against the real services, and closes with one plain summary line.
+// `npm test`: prepares what the suite needs on this kind of machine (the databases, RabbitMQ's STOMP plugin),
+// builds, then runs every Jest project (unit, integration, e2e) against the real services, and closes with one
+// plain summary line.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
@@ -51,7 +52,24 @@ async function ensureServices() {
   }
 }
 
+/** RabbitMQ's STOMP plugin (the live-update relay) is off until enabled; the broker must be running already. */
+async function ensureStomp() {
+  if (await reachable(61613)) {
+    return;
+  }
+  console.log('Enabling RabbitMQ\'s STOMP plugin (rabbitmq_stomp, port 61613)');
+  spawnSync('rabbitmq-plugins', ['enable', 'rabbitmq_stomp'], { stdio: 'inherit' });
+  for (let i = 0; i < 60 && !(await reachable(61613)); i++) {
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  if (!(await reachable(61613))) {
+    console.error('RabbitMQ\'s STOMP plugin is needed on 127.0.0.1:61613 and could not be enabled');
+    process.exit(1);
+  }
+}
+
 await ensureServices();
+await ensureStomp();
 execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
 
 // Jest loads NestJS 12's ES modules through CommonJS packages (require(esm)), which it supports on Node ≥ 24.9;

@@ -2,6 +2,7 @@ import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ConsoleLogger, INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { WsAdapter } from '@nestjs/platform-ws';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import cookieParser from 'cookie-parser';
@@ -54,6 +55,9 @@ export async function createApp(config: AppConfig, options: CreateAppOptions = {
     abortOnError: false,
   });
   configure(app, config);
+  // The live-update gateway (GET /ws) on the ws library; the gateway reads its frames itself (LiveSockets), so
+  // the adapter's own parsing, which would route {event, data} frames to handlers, is turned off.
+  app.useWebSocketAdapter(new WsAdapter(app, { messageParser: () => undefined }));
   await app.init();
   return app;
 }

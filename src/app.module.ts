@@ -16,6 +16,8 @@ import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
+import { RelayModule } from './infra/relay/relay.module.js';
+import { LiveModule } from './live/live.module.js';
 import { KvModule } from './infra/kv/kv.module.js';
 import { MailModule } from './mail/mail.module.js';
 import { AccountModule } from './users/account.module.js';
@@ -32,6 +34,7 @@ export class AppModule {
         DatabaseModule,
         KvModule,
         QueueModule,
+        RelayModule,
         HealthModule,
         AuditModule,
         MailModule,
@@ -43,6 +46,7 @@ export class AppModule {
         IngestV1Module,
         IngestV2Module,
         ImportModule,
+        LiveModule,
         AdminModule,
         BillingModule,
       ],

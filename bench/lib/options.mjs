@@ -18,6 +18,9 @@ export const USAGE = `Usage: npm run bench -- [options]
                         new: every result is of a test never seen before
   --import-cases=N      test cases of the JUnit file the import section imports (default 100000, ~47 MB)
   --import-big-mb=N     size of the large JUnit file whose import's peak RSS is measured (default 500; 0 skips)
+  --live-sockets=N      sockets subscribed on replica B while the live section times events (default 1000)
+  --live-events=N       runs created on replica A, each timed to its arrival on B's sockets (default 200)
+  --live-idle=N         idle authenticated sockets opened on one replica to measure their memory (default 50000)
   --keep-db             keep the benchmark database afterwards
   --strict              exit 1 when a target is missed
   --out=FILE            results file (default bench/results/latest.json)
@@ -43,6 +46,9 @@ export function parseOptions(argv) {
       'ingest-tests': { type: 'string', default: 'rerun' },
       'import-cases': { type: 'string', default: '100000' },
       'import-big-mb': { type: 'string', default: '500' },
+      'live-sockets': { type: 'string', default: '1000' },
+      'live-events': { type: 'string', default: '200' },
+      'live-idle': { type: 'string', default: '50000' },
       'keep-db': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -85,6 +91,9 @@ export function parseOptions(argv) {
     ingestTests: values['ingest-tests'],
     importCases: int('import-cases', 1000),
     importBigMb: int('import-big-mb', 0),
+    liveSockets: int('live-sockets', 1),
+    liveEvents: int('live-events', 1),
+    liveIdle: int('live-idle', 0),
     keepDb: values['keep-db'],
     strict: values.strict,
     out: values.out,

@@ -7,6 +7,7 @@ import * as apitokenMeVsJwt from './apitoken-me-vs-jwt.mjs';
 import * as importReports from './import.mjs';
 import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
+import * as live from './live.mjs';
 import * as loginLatency from './login-latency.mjs';
 
-export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency, ingest, importReports];
+export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency, ingest, importReports, live];

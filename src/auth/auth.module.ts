@@ -39,8 +39,9 @@ import { SameSiteGuard } from './same-site.guard.js';
     ApiTokenAuthGuard,
     ClientLimits,
     SameSiteGuard,
-    { provide: APP_GUARD, useClass: AuthenticationGuard },
+    AuthenticationGuard,
+    { provide: APP_GUARD, useExisting: AuthenticationGuard },
   ],
-  exports: [AccessTokenService, RefreshTokenService, ClientLimits],
+  exports: [AccessTokenService, RefreshTokenService, ClientLimits, AuthenticationGuard],
 })
 export class AuthModule {}

@@ -8,6 +8,7 @@ import type { UserEntity } from '../users/user.entity.js';
 import { UserCache } from '../users/user-cache.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { AccessTokenService } from './access-token.service.js';
+import type { ApiTokenAuthenticator } from '../api-tokens/api-token.authenticator.js';
 import type { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 import { AuthenticationGuard } from './authentication.guard.js';
 
@@ -59,7 +60,15 @@ describe(AuthenticationGuard.name, () => {
     ]);
     userCache = new UserCache({ findById: async (id: string) => stored.get(id) ?? null } as unknown as UsersRepository);
     const accessTokens = {
-      verify: (token: string): AuthUser => ({ id: token.replace('jwt-', ''), admin: false, via: 'JWT', credentialId: 'j' }),
+      verify: (token: string): AuthUser => accessTokens.verifyWithExpiry(token).user,
+      verifyWithExpiry: (token: string) => ({
+        user: { id: token.replace('jwt-', ''), admin: false, via: 'JWT' as const, credentialId: 'j' },
+        exp: 1_900_000_000,
+      }),
+    };
+    const apiTokens = {
+      authenticate: async (token: string): Promise<AuthUser | null> =>
+        token === 'tms_good' ? { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' } : null,
     };
     apiToken = {
       canActivate: jest.fn(async (context: ExecutionContext) => {
@@ -73,6 +82,7 @@ describe(AuthenticationGuard.name, () => {
       accessTokens as unknown as AccessTokenService,
       apiToken as unknown as ApiTokenAuthGuard,
       userCache,
+      apiTokens as unknown as ApiTokenAuthenticator,
     );
   });
   afterEach(() => jest.useRealTimers());
@@ -139,5 +149,27 @@ describe(AuthenticationGuard.name, () => {
     await expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer tms_abc'))).resolves.toBe(true);
     expect(apiToken.canActivate).toHaveBeenCalledTimes(2);
     expect(sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer jwt-7'))).toBe(true);
+  });
+
+  describe('authenticateToken (a bare token, as the WebSocket sends it)', () => {
+    it('takes an access JWT, with when it expires', async () => {
+      await expect(sut.authenticateToken(`jwt-${person.id}`)).resolves.toEqual({
+        user: expect.objectContaining({ id: person.id, via: 'JWT' }),
+        expiresAt: 1_900_000_000_000,
+      });
+    });
+
+    it('takes an API token through the authenticator, without an expiry', async () => {
+      const { user, expiresAt } = await sut.authenticateToken('tms_good');
+      expect(user).toEqual(expect.objectContaining({ id: person.id, via: 'API_TOKEN' }));
+      expect(expiresAt).toBeUndefined();
+      await expect(sut.authenticateToken('tms_revoked')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    });
+
+    it('refuses the token of a disabled or deleted account', async () => {
+      stored.set(person.id, { ...person, enabled: false });
+      await expect(sut.authenticateToken(`jwt-${person.id}`)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+      await expect(sut.authenticateToken('jwt-999')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    });
   });
 });

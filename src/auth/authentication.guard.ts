@@ -7,6 +7,7 @@ import { ADMIN_ONLY, INTERACTIVE_ONLY, IS_PUBLIC } from '../common/decorators.js
 import { UserCache } from '../users/user-cache.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { AccessTokenService } from './access-token.service.js';
+import { ApiTokenAuthenticator } from '../api-tokens/api-token.authenticator.js';
 import { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 
 export const API_TOKEN_PREFIX = 'tms_';
@@ -17,6 +18,9 @@ interface RoutePolicy {
   interactiveOnly: boolean;
   adminOnly: boolean;
 }
+
+/** What a token alone is checked for: the account's state, no route's demands. */
+const OPEN_ROUTE: RoutePolicy = { isPublic: false, interactiveOnly: false, adminOnly: false };
 
 /**
  * The global guard: every route needs a credential unless it is marked @Public(). The Bearer value's shape
@@ -34,6 +38,7 @@ export class AuthenticationGuard implements CanActivate {
     private readonly accessTokens: AccessTokenService,
     private readonly apiToken: ApiTokenAuthGuard,
     private readonly userCache: UserCache,
+    private readonly apiTokens: ApiTokenAuthenticator,
   ) {}
 
   /** Synchronous when the credential is an access JWT and its user row is cached: the common request. */
@@ -72,6 +77,29 @@ export class AuthenticationGuard implements CanActivate {
   private authorize(req: Request, policy: RoutePolicy): boolean | Promise<boolean> {
     const principal = req.user as AuthUser;
     return this.userCache.withUser(principal.id, (user) => permit(principal, user, policy));
+  }
+
+  /**
+   * A bare token (the WebSocket's `auth` message), by the rules of a request's Bearer value: an API token through
+   * the code of its Passport strategy (ApiTokenAuthenticator), an access JWT verified here, then the account's
+   * state. Resolves with the principal and, for a JWT, when it expires (epoch ms); throws AppError 401 otherwise.
+   */
+  async authenticateToken(token: string): Promise<{ user: AuthUser; expiresAt?: number }> {
+    let user: AuthUser;
+    let expiresAt: number | undefined;
+    if (token.startsWith(API_TOKEN_PREFIX)) {
+      const found = await this.apiTokens.authenticate(token);
+      if (!found) {
+        throw AppError.unauthenticated('The API token is invalid, expired or revoked');
+      }
+      user = found;
+    } else {
+      const verified = this.accessTokens.verifyWithExpiry(token);
+      user = verified.user;
+      expiresAt = verified.exp * 1000;
+    }
+    await this.userCache.withUser(user.id, (row) => permit(user, row, OPEN_ROUTE));
+    return { user, expiresAt };
   }
 
   private policyOf(context: ExecutionContext): RoutePolicy {

@@ -19,6 +19,14 @@ export interface LoadOptions {
 export const DEV_ADMIN_EMAIL = 'admin@tms.local';
 
 /** Typed groups of settings, validated once at boot. The only reader of the process environment. */
+export interface StompSettings {
+  host: string;
+  port: number;
+  login?: string;
+  passcode?: string;
+  vhost?: string;
+}
+
 export class AppConfig {
   readonly dataDir: string;
   readonly logLevel: string;
@@ -37,9 +45,13 @@ export class AppConfig {
   };
   /** Report import: the size limit (received and unpacked, each) and where a .zip is spooled. */
   readonly import: { maxBytes: number; spoolDir: string };
+  readonly live: { pingIntervalMs: number };
+
   readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
   readonly kv: { url?: string; prefix: string };
   readonly broker: { amqpUrl?: string; queue: string };
+  /** The live-update relay: the broker's STOMP plugin when SVC_BROKER_STOMP_HOST is set, else in-process. */
+  readonly relay: { stomp?: StompSettings; topic: string };
   readonly auth: {
     jwtSecret: string;
     accessTtlSeconds: number;
@@ -80,6 +92,7 @@ export class AppConfig {
       bodyLimitBytes: byteSize(env.SVC_BODY_LIMIT, 'SVC_BODY_LIMIT'),
       requestTimeoutMs: parseDurationSeconds(env.SVC_HTTP_REQUEST_TIMEOUT)! * 1000,
     };
+    this.live = { pingIntervalMs: parseDurationSeconds(env.SVC_WS_PING_INTERVAL)! * 1000 };
     this.import = { maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'), spoolDir: join(this.dataDir, 'import') };
     this.db = {
       url: env.SVC_DB_URL,
@@ -89,6 +102,18 @@ export class AppConfig {
     };
     this.kv = { url: env.SVC_KVSTORE_URL, prefix: env.SVC_KVSTORE_PREFIX };
     this.broker = { amqpUrl: env.SVC_BROKER_AMQP_URL, queue: env.SVC_BROKER_QUEUE };
+    this.relay = {
+      stomp: env.SVC_BROKER_STOMP_HOST
+        ? {
+            host: env.SVC_BROKER_STOMP_HOST,
+            port: env.SVC_BROKER_STOMP_PORT,
+            login: env.SVC_BROKER_STOMP_LOGIN,
+            passcode: env.SVC_BROKER_STOMP_PASSCODE,
+            vhost: env.SVC_BROKER_STOMP_VHOST,
+          }
+        : undefined,
+      topic: env.SVC_BROKER_STOMP_TOPIC,
+    };
 
     this.mail = {
       smtp: env.SMTP_HOST

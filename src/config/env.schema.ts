@@ -128,6 +128,27 @@ export class EnvironmentVariables {
   @IsOptional() @IsString()
   SVC_BROKER_QUEUE: string = 'tms.ingest';
 
+  // ---- live-update relay (the broker's STOMP plugin) ----
+  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  SVC_BROKER_STOMP_HOST?: string;
+
+  @IsOptional() @Transform(toInt) @IsInt({ message: 'SVC_BROKER_STOMP_PORT must be a port number' }) @Min(1) @Max(65535)
+  SVC_BROKER_STOMP_PORT: number = 61613;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  SVC_BROKER_STOMP_LOGIN?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  SVC_BROKER_STOMP_PASSCODE?: string;
+
+  @IsOptional() @Transform(emptyToUndefined) @IsString()
+  SVC_BROKER_STOMP_VHOST?: string;
+
+  @IsOptional() @Matches(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/, {
+    message: 'SVC_BROKER_STOMP_TOPIC must be dot-separated words of letters, digits, - and _',
+  })
+  SVC_BROKER_STOMP_TOPIC: string = 'tms.live';
+
   // ---- sign-in ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [32])
   SVC_JWT_SECRET?: string;
@@ -170,6 +191,10 @@ export class EnvironmentVariables {
   /** How long a whole request (headers and body) may take to arrive; then 408. */
   @IsOptional() @Validate(IsDuration)
   SVC_HTTP_REQUEST_TIMEOUT: string = '60s';
+
+  /** How often live-update sockets are pinged; one that has not answered the previous ping is closed. */
+  @IsOptional() @Validate(IsDuration)
+  SVC_WS_PING_INTERVAL: string = '30s';
 
   // ---- report import ----
   /** Bytes received and bytes unpacked, each, of one import (`256mb`, `1gb` or a number of bytes). */

@@ -19,6 +19,8 @@ export function describeParts(config: AppConfig): PartLine[] {
     'PostgreSQL table in the embedded database (SKIP LOCKED)',
   ];
   parts.push(queue);
+  const stomp = config.relay.stomp;
+  parts.push(['live-update relay', Boolean(stomp), `STOMP at ${stomp?.host}:${stomp?.port}`, 'in-process (single node)']);
   const lines: PartLine[] = parts.map(([name, real, realText, embeddedText]) => ({
     text: `${name}: ${real ? realText : embeddedText}`,
   }));

@@ -7,6 +7,7 @@ import { Public } from '../common/decorators.js';
 import { errorBody, ErrorBody } from '../common/error-body.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { IngestQueue } from '../infra/queue/ingest-queue.js';
+import { LiveRelay } from '../infra/relay/live-relay.js';
 import { Metrics } from './metrics.js';
 
 const CHECK_TIMEOUT_MS = 3_000;
@@ -20,6 +21,7 @@ export class HealthController {
     private readonly kv: KeyValueStore,
     private readonly metrics: Metrics,
     private readonly queue: IngestQueue,
+    private readonly relay: LiveRelay,
   ) {}
 
   @Get('api/health')
@@ -30,7 +32,7 @@ export class HealthController {
   }
 
   @Get('api/health/ready')
-  @ApiOperation({ summary: 'Readiness: database, key-value store and (when configured) broker answer' })
+  @ApiOperation({ summary: 'Readiness: database, key-value store and (when configured) broker and STOMP relay answer' })
   @ApiOkResponse({ schema: { example: { status: 'up', components: { database: 'up', kvstore: 'up' } } } })
   @ApiServiceUnavailableResponse({ type: ErrorBody, description: 'Names the part that does not answer' })
   async ready(@Res({ passthrough: true }) res: Response) {
@@ -44,6 +46,9 @@ export class HealthController {
           throw new Error('broker not connected');
         }
       };
+    }
+    if (this.relay.kind === 'stomp') {
+      checks.relay = () => (this.relay.isReady() ? Promise.resolve() : Promise.reject(new Error('STOMP relay not connected')));
     }
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => [name, await answers(check)] as const),

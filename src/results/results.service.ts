@@ -19,7 +19,6 @@ import type { ResultEntity, RunEntity } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
 import { ResultsWriter } from './results.writer.js';
-import type { LearnedTestCase } from './test-case-id-cache.js';
 
 import { RunsRepository } from './runs.repository.js';
 

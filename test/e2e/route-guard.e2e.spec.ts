@@ -69,6 +69,8 @@ describe('Deny by default', () => {
     'GET /api/health',
     'GET /api/health/ready',
     'GET /metrics',
+    // Not the WebSocket itself (an upgrade, authenticated by its first message): the 426 for a plain GET.
+    'GET /ws/',
   ]);
 
   it('marks public exactly the routes meant to be public', () => {

@@ -7,3 +7,7 @@ export function pgUrlFor(database: string): string {
   url.pathname = `/${database}`;
   return url.toString();
 }
+
+/** The broker's STOMP plugin (npm test enables rabbitmq_stomp on the machine's RabbitMQ). */
+export const TEST_STOMP_HOST = process.env.TEST_STOMP_HOST ?? '127.0.0.1';
+export const TEST_STOMP_PORT = process.env.TEST_STOMP_PORT ?? '61613';

@@ -1,0 +1,363 @@
+import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import type { RawData, WebSocket } from 'ws';
+import { ProjectAccessService } from '../access/project-access.service.js';
+import { AppError, HTTP_STATUS_OF } from '../common/app-error.js';
+import type { AuthUser } from '../common/auth-user.js';
+import { AuthenticationGuard } from '../auth/authentication.guard.js';
+import { AppConfig } from '../config/app-config.js';
+import { LiveEvent, LiveRelay } from '../infra/relay/live-relay.js';
+
+/** Close codes (API.md, Live updates). 1009 (a frame over 64 KiB) is the ws library's, from maxPayload. */
+export const CLOSE = {
+  UNAUTHENTICATED: 4401,
+  POLICY: 1008,
+  TOO_SLOW: 1013,
+  GOING_AWAY: 1001,
+} as const;
+
+export const MAX_FRAME_BYTES = 64 * 1024;
+/** A socket must authenticate this soon after it opens. */
+const AUTH_DEADLINE_MS = 10_000;
+/** Frames in a row that are not JSON or not a known type before the socket is closed with 1008. */
+const MAX_BAD_FRAMES = 10;
+/** Bytes a socket may have waiting to be sent before it counts as not reading (closed with 1013). */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/** After a 1013, the time the client gets to read what is queued and the close frame before it is cut off. */
+const SLOW_CLOSE_GRACE_MS = 10_000;
+/** How long a subscription's access check holds: a removed member stops receiving within this. */
+const ACCESS_TTL_MS = 2_000;
+const MAX_SUBSCRIPTIONS = 500;
+/** Frames a socket may have waiting while one is handled (a subscription's access check reads the database). */
+const MAX_QUEUED_FRAMES = 100;
+
+interface Client {
+  ws: WebSocket;
+  user?: AuthUser;
+  token?: string;
+  authTimer?: NodeJS.Timeout;
+  projects: Set<string>;
+  badFrames: number;
+  alive: boolean;
+  /** Frames are handled one after the other (an auth completes before the subscribe sent after it). */
+  queue: Promise<void>;
+  queued: number;
+}
+
+interface AccessCheck {
+  until: number;
+  /** undefined: allowed; else why not. */
+  denied?: AppError;
+  pending?: Promise<void>;
+}
+
+/**
+ * The sockets of this replica and what they are subscribed to. Every event comes from the relay (this replica's
+ * own ones too, once they have gone round the broker), is serialised once and sent to the project's subscribers
+ * whose access still holds: credential and role are re-checked at most every ACCESS_TTL_MS per user and project.
+ */
+@Injectable()
+export class LiveSockets implements OnModuleDestroy {
+  private readonly log = new Logger('LiveSockets');
+  private readonly clients = new Set<Client>();
+  private readonly byProject = new Map<string, Set<Client>>();
+  private readonly access = new Map<string, AccessCheck>();
+  private readonly pinger: NodeJS.Timeout;
+  private readonly pingIntervalMs: number;
+
+  constructor(
+    private readonly auth: AuthenticationGuard,
+    private readonly projects: ProjectAccessService,
+    private readonly relay: LiveRelay,
+    config: AppConfig,
+  ) {
+    this.pingIntervalMs = config.live.pingIntervalMs;
+    this.pinger = setInterval(() => this.pingAll(), this.pingIntervalMs).unref();
+    relay.listen({ event: (event) => this.deliver(event), resync: () => this.resyncAll() });
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  accept(ws: WebSocket): void {
+    const client: Client = {
+      ws,
+      projects: new Set(),
+      badFrames: 0,
+      alive: true,
+      queue: Promise.resolve(),
+      queued: 0,
+    };
+    this.clients.add(client);
+    client.authTimer = setTimeout(
+      () => ws.close(CLOSE.UNAUTHENTICATED, 'Not authenticated within 10 seconds'),
+      AUTH_DEADLINE_MS,
+    );
+    ws.on('message', (data, isBinary) => {
+      if (++client.queued > MAX_QUEUED_FRAMES) {
+        ws.close(CLOSE.POLICY, 'Too many frames waiting to be handled');
+        return;
+      }
+      client.queue = client.queue
+        .then(() => this.onFrame(client, data, isBinary))
+        .finally(() => client.queued--);
+    });
+    ws.on('pong', () => (client.alive = true));
+    ws.on('close', () => this.drop(client));
+    ws.on('error', () => ws.terminate());
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.pinger);
+    for (const client of this.clients) {
+      client.ws.close(CLOSE.GOING_AWAY, 'The server is shutting down');
+    }
+  }
+
+  private drop(client: Client): void {
+    clearTimeout(client.authTimer);
+    this.clients.delete(client);
+    for (const projectId of client.projects) {
+      this.unsubscribed(client, projectId);
+    }
+  }
+
+  private async onFrame(client: Client, data: RawData, isBinary: boolean): Promise<void> {
+    let message: unknown;
+    try {
+      message = isBinary ? undefined : JSON.parse(textOf(data));
+    } catch {
+      message = undefined;
+    }
+    const type = (message as { type?: unknown } | null)?.type;
+    if (
+      typeof message !== 'object' ||
+      message === null ||
+      Array.isArray(message) ||
+      typeof type !== 'string'
+    ) {
+      return this.badFrame(client, 'A frame must be a JSON object with a "type"');
+    }
+    const body = message as Record<string, unknown>;
+    try {
+      switch (type) {
+        case 'auth':
+          client.badFrames = 0;
+          return await this.authenticate(client, body.token);
+        case 'subscribe':
+        case 'unsubscribe': {
+          client.badFrames = 0;
+          const projectId = projectIdOf(body.projectId);
+          if (!client.user) {
+            throw AppError.unauthenticated(
+              'Authenticate first: {"type": "auth", "token": "<access JWT or API token>"}',
+            );
+          }
+          return type === 'subscribe'
+            ? await this.subscribe(client, projectId)
+            : this.unsubscribe(client, projectId);
+        }
+        default:
+          return this.badFrame(client, `Unknown message type "${type}": auth, subscribe or unsubscribe`);
+      }
+    } catch (error) {
+      this.sendError(client, error, typeof body.projectId === 'number' ? { projectId: body.projectId } : {});
+    }
+  }
+
+  private badFrame(client: Client, message: string): void {
+    client.badFrames++;
+    this.sendError(client, AppError.validation(message));
+    if (client.badFrames >= MAX_BAD_FRAMES) {
+      client.ws.close(CLOSE.POLICY, 'Too many malformed frames');
+    }
+  }
+
+  private async authenticate(client: Client, token: unknown): Promise<void> {
+    if (typeof token !== 'string' || !token) {
+      throw AppError.validation('auth needs "token": an access JWT or an API token');
+    }
+    const { user, expiresAt } = await this.auth.authenticateToken(token);
+    if (client.user && client.user.id !== user.id) {
+      throw AppError.forbidden('A socket stays with the user it authenticated as: open another one');
+    }
+    client.user = user;
+    client.token = token;
+    clearTimeout(client.authTimer);
+    client.authTimer = undefined;
+    if (expiresAt !== undefined) {
+      // An access token's socket lives as long as the token; a fresh `auth` before then moves the deadline.
+      client.authTimer = setTimeout(
+        () => client.ws.close(CLOSE.UNAUTHENTICATED, 'The access token expired: send a fresh auth'),
+        Math.max(0, expiresAt - Date.now()),
+      );
+    }
+  }
+
+  private async subscribe(client: Client, projectId: string): Promise<void> {
+    if (!client.projects.has(projectId) && client.projects.size >= MAX_SUBSCRIPTIONS) {
+      throw AppError.validation(`A socket subscribes to at most ${MAX_SUBSCRIPTIONS} projects`);
+    }
+    await this.projects.require(client.user!, projectId, 'VIEWER');
+    if (client.ws.readyState !== client.ws.OPEN) {
+      return;
+    }
+    client.projects.add(projectId);
+    let subscribers = this.byProject.get(projectId);
+    if (!subscribers) {
+      subscribers = new Set();
+      this.byProject.set(projectId, subscribers);
+    }
+    subscribers.add(client);
+    this.send(client, JSON.stringify({ type: 'subscribed', projectId: Number(projectId) }));
+  }
+
+  private unsubscribe(client: Client, projectId: string): void {
+    this.unsubscribed(client, projectId);
+    this.send(client, JSON.stringify({ type: 'unsubscribed', projectId: Number(projectId) }));
+  }
+
+  private unsubscribed(client: Client, projectId: string): void {
+    client.projects.delete(projectId);
+    const subscribers = this.byProject.get(projectId);
+    subscribers?.delete(client);
+    if (subscribers?.size === 0) {
+      this.byProject.delete(projectId);
+    }
+  }
+
+  /** One event to the project's subscribers on this replica. */
+  private deliver(event: LiveEvent): void {
+    const subscribers = this.byProject.get(event.projectId);
+    if (!subscribers?.size) {
+      return;
+    }
+    const frame = JSON.stringify({
+      type: 'event',
+      projectId: Number(event.projectId),
+      event: event.event,
+      data: event.data,
+      at: event.at,
+    });
+    const now = Date.now();
+    for (const client of [...subscribers]) {
+      const check = this.accessOf(client, event.projectId, now);
+      if (!check.pending) {
+        this.deliverChecked(client, event.projectId, check, frame);
+      } else {
+        void check.pending.then(() => this.deliverChecked(client, event.projectId, check, frame));
+      }
+    }
+  }
+
+  private deliverChecked(client: Client, projectId: string, check: AccessCheck, frame: string): void {
+    if (!client.projects.has(projectId)) {
+      return;
+    }
+    if (!check.denied) {
+      this.send(client, frame);
+      return;
+    }
+    if (check.denied.code === 'UNAUTHENTICATED') {
+      client.ws.close(CLOSE.UNAUTHENTICATED, 'The credential is no longer valid');
+      return;
+    }
+    // The role went: the subscription ends, and the client is told why.
+    this.unsubscribed(client, projectId);
+    this.sendError(client, check.denied, { projectId: Number(projectId) });
+  }
+
+  /**
+   * Whether the client's credential and role still allow the project's events, checked at most every
+   * ACCESS_TTL_MS for the same credential and project (a thousand sockets of one user cost one check).
+   */
+  private accessOf(client: Client, projectId: string, now: number): AccessCheck {
+    const user = client.user!;
+    const key = `${user.via}:${user.credentialId}:${user.id}:${projectId}`;
+    const known = this.access.get(key);
+    if (known && (known.pending || known.until > now)) {
+      return known;
+    }
+    if (this.access.size > 10_000) {
+      this.access.clear();
+    }
+    const check: AccessCheck = { until: 0 };
+    check.pending = (async () => {
+      try {
+        await this.auth.authenticateToken(client.token!);
+        await this.projects.require(user, projectId, 'VIEWER');
+      } catch (error) {
+        check.denied =
+          error instanceof AppError ? error : AppError.unauthenticated('The credential could not be checked');
+      } finally {
+        check.until = Date.now() + ACCESS_TTL_MS;
+        check.pending = undefined;
+      }
+    })();
+    this.access.set(key, check);
+    return check;
+  }
+
+  private resyncAll(): void {
+    const frame = JSON.stringify({ type: 'resync' });
+    for (const client of this.clients) {
+      if (client.user) {
+        this.send(client, frame);
+      }
+    }
+  }
+
+  /** Pings every socket; one that did not answer the last ping is gone. */
+  private pingAll(): void {
+    for (const client of this.clients) {
+      if (!client.alive) {
+        client.ws.terminate();
+        continue;
+      }
+      client.alive = false;
+      client.ws.ping();
+    }
+  }
+
+  private send(client: Client, frame: string): void {
+    const { ws } = client;
+    if (ws.readyState !== ws.OPEN) {
+      return;
+    }
+    if (ws.bufferedAmount > MAX_BUFFERED_BYTES) {
+      ws.close(CLOSE.TOO_SLOW, 'Too slow to read its events');
+      setTimeout(() => ws.terminate(), SLOW_CLOSE_GRACE_MS).unref();
+      return;
+    }
+    ws.send(frame);
+  }
+
+  private sendError(client: Client, error: unknown, extra: Record<string, unknown> = {}): void {
+    if (!(error instanceof AppError)) {
+      this.log.error(`A live message failed: ${(error as Error).stack ?? String(error)}`);
+    }
+    const status = error instanceof AppError ? HTTP_STATUS_OF[error.code] : 500;
+    const message = error instanceof AppError ? error.message : 'Internal error';
+    this.send(client, JSON.stringify({ type: 'error', status, message, ...extra }));
+  }
+}
+
+/** A project id as a subscription names it: a positive integer (or its digits). */
+function projectIdOf(value: unknown): string {
+  if (
+    (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) ||
+    (typeof value === 'string' && /^[1-9]\d{0,15}$/.test(value))
+  ) {
+    return String(value);
+  }
+  throw AppError.validation('projectId must be a positive integer');
+}
+
+/** A text frame's data as a string (ws hands a Buffer, or Buffer pieces of a fragmented frame). */
+function textOf(data: RawData): string {
+  return Buffer.isBuffer(data)
+    ? data.toString('utf8')
+    : Array.isArray(data)
+      ? Buffer.concat(data).toString('utf8')
+      : Buffer.from(data).toString('utf8');
+}
