@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// `npm test`: prepares what the suite needs on this kind of machine (the databases, RabbitMQ's STOMP plugin),
+// `npm test`: prepares what the suite needs on this kind of machine (the databases, RabbitMQ's STOMP plugin, slapd),
 // builds, then runs every Jest project (unit, integration, e2e) against the real services, and closes with one
 // plain summary line.
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -68,8 +68,21 @@ async function ensureStomp() {
   }
 }
 
+/** OpenLDAP's slapd and tools, from Debian's packages: the directory-login tests start private servers. */
+function ensureSlapd() {
+  if (existsSync('/usr/sbin/slapd') && existsSync('/usr/bin/ldapmodify')) {
+    return;
+  }
+  console.log('Installing slapd and ldap-utils (Debian packages) for the directory-login tests');
+  spawnSync('apt-get', ['install', '-y', '-q', 'slapd', 'ldap-utils'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
+}
+
 await ensureServices();
 await ensureStomp();
+ensureSlapd();
 execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
 
 // Jest loads NestJS 12's ES modules through CommonJS packages (require(esm)), which it supports on Node ≥ 24.9;

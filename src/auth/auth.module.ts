@@ -1,3 +1,4 @@
+import { LdapModule } from '../ldap/ldap.module.js';
 import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
@@ -21,6 +22,7 @@ import { SameSiteGuard } from './same-site.guard.js';
     UsersModule,
     ApiTokensModule,
     TwoFactorModule,
+    LdapModule,
     PassportModule,
     JwtModule.registerAsync({
       inject: [AppConfig],

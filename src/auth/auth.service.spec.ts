@@ -1,3 +1,4 @@
+import type { DirectoryLogin } from '../ldap/directory-login.service.js';
 import { jest } from '@jest/globals';
 import type { EventEmitter2 } from '@nestjs/event-emitter';
 import { makeUser } from '../../test/factories/user.factory.js';
@@ -38,6 +39,7 @@ describe(AuthService.name, () => {
       { auth: { loginFailuresPerAccountHour: 3 } } as AppConfig,
       events as unknown as EventEmitter2,
       { startChallenge: jest.fn(async () => challenge) } as unknown as TwoFactorService,
+      { enabled: false } as DirectoryLogin,
     );
   });
   afterEach(() => kv.close());

@@ -1,3 +1,4 @@
+import { DirectoryLogin } from '../ldap/directory-login.service.js';
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
@@ -40,6 +41,7 @@ export class AuthService {
     private readonly config: AppConfig,
     private readonly events: EventEmitter2,
     private readonly twoFactor: TwoFactorService,
+    private readonly directory: DirectoryLogin,
   ) {}
 
   /** The password step: signed in, or (two-factor active) a challenge for the second step that grants nothing. */
@@ -53,8 +55,19 @@ export class AuthService {
       throw rateLimitedFor(await this.kv.ttlSeconds(failuresKey), 'Too many failed sign-ins for this account');
     }
 
-    const user = await this.users.findByEmail(username);
-    const reason = await this.checkPassword(user, dto.password);
+    let user = await this.users.findByEmail(username);
+    let reason: string | undefined;
+    if (this.directory.enabled && !(user?.authSource === 'LOCAL' && user.passwordHash)) {
+      // Not a local account with a password (the bootstrap admin, local users): the directory decides.
+      const outcome = await this.directory.signIn(dto.username.trim(), dto.password, ip);
+      if (typeof outcome === 'string') {
+        reason = `directory: ${outcome}`;
+      } else {
+        user = outcome;
+      }
+    } else {
+      reason = await this.checkPassword(user, dto.password);
+    }
     if (reason) {
       await this.kv.incrementWithTtl(failuresKey, FAILURE_WINDOW_SECONDS);
       this.audit({ type: 'LOGIN_FAILURE', actorId: user?.id, actorEmail: username, ip, details: { reason } });

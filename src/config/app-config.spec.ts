@@ -24,6 +24,42 @@ describe(AppConfig.name, () => {
     expect(sut.bootstrapAdmin).toBeUndefined();
   });
 
+  describe('directory login', () => {
+    const ldap = {
+      SVC_JWT_SECRET: SECRET,
+      SVC_AUTH_LDAP_ENABLED: 'true',
+      SVC_LDAP_URL: 'ldaps://dc1.corp.example:636',
+      SVC_LDAP_BASE_DN: 'dc=corp,dc=example',
+      SVC_LDAP_MANAGER_DN: 'cn=svc-tms,ou=service,dc=corp,dc=example',
+      SVC_LDAP_MANAGER_PASSWORD: 'manager-secret',
+      SVC_LDAP_USER_SEARCH_FILTER: '(sAMAccountName={0})',
+    };
+
+    it('is off unless enabled, and then takes its defaults from the base DN', () => {
+      expect(load({ SVC_JWT_SECRET: SECRET }).ldap).toBeUndefined();
+      expect(load(ldap).ldap).toEqual(
+        expect.objectContaining({
+          userSearchBase: 'dc=corp,dc=example',
+          groupSearchBase: 'dc=corp,dc=example',
+          groupSearchFilter: '(member={0})',
+          connectTimeoutMs: 5000,
+          timeoutMs: 5000,
+          rejectUnauthorized: true,
+        }),
+      );
+    });
+
+    it('refuses to start, naming them, when required variables are missing or malformed', () => {
+      for (const name of ['SVC_LDAP_URL', 'SVC_LDAP_BASE_DN', 'SVC_LDAP_MANAGER_DN', 'SVC_LDAP_MANAGER_PASSWORD', 'SVC_LDAP_USER_SEARCH_FILTER']) {
+        expect(() => load({ ...ldap, [name]: '' })).toThrow(new RegExp(`SVC_AUTH_LDAP_ENABLED=true needs ${name}`));
+      }
+      expect(() => load({ ...ldap, SVC_LDAP_URL: 'http://dc1' })).toThrow(/SVC_LDAP_URL must be ldap:\/\/host/);
+      expect(() => load({ ...ldap, SVC_LDAP_USER_SEARCH_FILTER: 'uid=x' })).toThrow(/SVC_LDAP_USER_SEARCH_FILTER must be a filter/);
+      expect(() => load({ ...ldap, SVC_LDAP_TIMEOUT: 'forever' })).toThrow(/SVC_LDAP_TIMEOUT/);
+      expect(() => load({ ...ldap, SVC_LDAP_STARTTLS: 'true' })).toThrow(/SVC_LDAP_STARTTLS applies to ldap:\/\/ only/);
+    });
+  });
+
   it('requires SVC_JWT_SECRET', () => {
     expect(() => load({})).toThrow(ConfigError);
     expect(() => load({})).toThrow(/SVC_JWT_SECRET/);

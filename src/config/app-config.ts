@@ -27,6 +27,22 @@ export interface StompSettings {
   vhost?: string;
 }
 
+export interface LdapSettings {
+  url: string;
+  baseDn: string;
+  managerDn: string;
+  managerPassword: string;
+  userSearchFilter: string;
+  userSearchBase: string;
+  groupSearchBase: string;
+  groupSearchFilter: string;
+  connectTimeoutMs: number;
+  timeoutMs: number;
+  startTls: boolean;
+  caFile?: string;
+  rejectUnauthorized: boolean;
+}
+
 export class AppConfig {
   readonly dataDir: string;
   readonly logLevel: string;
@@ -46,7 +62,8 @@ export class AppConfig {
   /** Report import: the size limit (received and unpacked, each) and where a .zip is spooled. */
   readonly import: { maxBytes: number; spoolDir: string };
   readonly live: { pingIntervalMs: number };
-
+  /** Directory login: set when SVC_AUTH_LDAP_ENABLED=true (every required variable then checked at boot). */
+  readonly ldap?: LdapSettings;
   readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
   readonly kv: { url?: string; prefix: string };
   readonly broker: { amqpUrl?: string; queue: string };
@@ -136,6 +153,7 @@ export class AppConfig {
       throw new ConfigError('SMTP_USER and SMTP_PASS must be set together, or both left empty for a relay without authentication');
     }
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
+    this.ldap = env.SVC_AUTH_LDAP_ENABLED ? ldapSettings(env) : undefined;
 
     let jwtSecret = env.SVC_JWT_SECRET;
     if (!jwtSecret && options.devDefaults) {
@@ -253,4 +271,31 @@ function describe(errors: ValidationError[]): string {
   return errors
     .map((e) => Object.values(e.constraints ?? {}).join(', ') || `${e.property} is invalid`)
     .join('; ');
+}
+
+/** Directory login's settings, refusing to start without a required one (spec, "Directory login"). */
+function ldapSettings(env: EnvironmentVariables): LdapSettings {
+  const required = ['SVC_LDAP_URL', 'SVC_LDAP_BASE_DN', 'SVC_LDAP_MANAGER_DN', 'SVC_LDAP_MANAGER_PASSWORD', 'SVC_LDAP_USER_SEARCH_FILTER'] as const;
+  const missing = required.filter((name) => !env[name]);
+  if (missing.length) {
+    throw new ConfigError(`SVC_AUTH_LDAP_ENABLED=true needs ${missing.join(', ')}`);
+  }
+  if (env.SVC_LDAP_STARTTLS && env.SVC_LDAP_URL!.toLowerCase().startsWith('ldaps:')) {
+    throw new ConfigError('SVC_LDAP_STARTTLS applies to ldap:// only: ldaps:// is TLS from the start');
+  }
+  return {
+    url: env.SVC_LDAP_URL!.replace(/\/$/, ''),
+    baseDn: env.SVC_LDAP_BASE_DN!,
+    managerDn: env.SVC_LDAP_MANAGER_DN!,
+    managerPassword: env.SVC_LDAP_MANAGER_PASSWORD!,
+    userSearchFilter: env.SVC_LDAP_USER_SEARCH_FILTER!,
+    userSearchBase: env.SVC_LDAP_USER_SEARCH_BASE ?? env.SVC_LDAP_BASE_DN!,
+    groupSearchBase: env.SVC_LDAP_GROUP_SEARCH_BASE ?? env.SVC_LDAP_BASE_DN!,
+    groupSearchFilter: env.SVC_LDAP_GROUP_SEARCH_FILTER,
+    connectTimeoutMs: parseDurationSeconds(env.SVC_LDAP_CONNECT_TIMEOUT)! * 1000,
+    timeoutMs: parseDurationSeconds(env.SVC_LDAP_TIMEOUT)! * 1000,
+    startTls: env.SVC_LDAP_STARTTLS,
+    caFile: env.SVC_LDAP_CA_FILE,
+    rejectUnauthorized: env.SVC_LDAP_TLS_REJECT_UNAUTHORIZED,
+  };
 }

@@ -149,6 +149,49 @@ export class EnvironmentVariables {
   })
   SVC_BROKER_STOMP_TOPIC: string = 'tms.live';
 
+  // ---- directory login (LDAP / Active Directory) ----
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_AUTH_LDAP_ENABLED must be true or false' })
+  SVC_AUTH_LDAP_ENABLED: boolean = false;
+
+  @IsOptional() @IsString() @Matches(/^ldaps?:\/\/[^\s/?#]+\/?$/i, { message: 'SVC_LDAP_URL must be ldap://host[:port] or ldaps://host[:port]' })
+  SVC_LDAP_URL?: string;
+
+  @IsOptional() @IsString()
+  SVC_LDAP_BASE_DN?: string;
+
+  @IsOptional() @IsString()
+  SVC_LDAP_MANAGER_DN?: string;
+
+  @IsOptional() @IsString()
+  SVC_LDAP_MANAGER_PASSWORD?: string;
+
+  @IsOptional() @IsString() @Matches(/^\(.*\{0\}.*\)$/s, { message: 'SVC_LDAP_USER_SEARCH_FILTER must be a filter in parentheses with {0} for the user name, e.g. (uid={0})' })
+  SVC_LDAP_USER_SEARCH_FILTER?: string;
+
+  @IsOptional() @IsString()
+  SVC_LDAP_USER_SEARCH_BASE?: string;
+
+  @IsOptional() @IsString()
+  SVC_LDAP_GROUP_SEARCH_BASE?: string;
+
+  @IsOptional() @IsString() @Matches(/^\(.*\{0\}.*\)$/s, { message: "SVC_LDAP_GROUP_SEARCH_FILTER must be a filter in parentheses with {0} for the user's DN, e.g. (member={0})" })
+  SVC_LDAP_GROUP_SEARCH_FILTER: string = '(member={0})';
+
+  @IsOptional() @Validate(IsDuration)
+  SVC_LDAP_CONNECT_TIMEOUT: string = '5s';
+
+  @IsOptional() @Validate(IsDuration)
+  SVC_LDAP_TIMEOUT: string = '5s';
+
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_LDAP_STARTTLS must be true or false' })
+  SVC_LDAP_STARTTLS: boolean = false;
+
+  @IsOptional() @IsString()
+  SVC_LDAP_CA_FILE?: string;
+
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_LDAP_TLS_REJECT_UNAUTHORIZED must be true or false' })
+  SVC_LDAP_TLS_REJECT_UNAUTHORIZED: boolean = true;
+
   // ---- sign-in ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [32])
   SVC_JWT_SECRET?: string;

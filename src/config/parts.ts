@@ -35,6 +35,9 @@ export function describeParts(config: AppConfig): PartLine[] {
         .join(', ')} several replicas would not share ${embedded.length > 1 ? 'them' : 'it'}`,
     });
   }
+  lines.push({
+    text: `directory login: ${config.ldap ? `${config.ldap.url} (users: ${config.ldap.userSearchFilter} under ${config.ldap.userSearchBase})` : 'off (SVC_AUTH_LDAP_ENABLED unset)'}`,
+  });
   // Mail holds no shared state: the outbox is a development convenience, not a reason to warn about replicas.
   const smtp = config.mail.smtp;
   lines.push({

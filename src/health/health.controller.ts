@@ -1,4 +1,4 @@
-import { Controller, Get, HttpCode, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
 import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
@@ -8,6 +8,7 @@ import { errorBody, ErrorBody } from '../common/error-body.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { IngestQueue } from '../infra/queue/ingest-queue.js';
 import { LiveRelay } from '../infra/relay/live-relay.js';
+import { LdapDirectory } from '../ldap/ldap-directory.js';
 import { Metrics } from './metrics.js';
 
 const CHECK_TIMEOUT_MS = 3_000;
@@ -22,13 +23,16 @@ export class HealthController {
     private readonly metrics: Metrics,
     private readonly queue: IngestQueue,
     private readonly relay: LiveRelay,
+    @Optional() @Inject(LdapDirectory) private readonly directory?: LdapDirectory | null,
   ) {}
 
   @Get('api/health')
   @ApiOperation({ summary: 'Liveness: the process runs' })
-  @ApiOkResponse({ schema: { example: { status: 'up' } } })
+  @ApiOkResponse({ schema: { example: { status: 'up', directory: 'up' } }, description: '`directory` (up or down) only with directory login on' })
   health() {
-    return { status: 'up' };
+    // The directory is shown, never a reason to fail: local accounts sign in without it.
+    // As last found (by a sign-in or a probe at most every 30 s, in the background): liveness never waits on it.
+    return this.directory ? { status: 'up', directory: this.directory.recentState() } : { status: 'up' };
   }
 
   @Get('api/health/ready')

@@ -1,7 +1,8 @@
 import { Global, Module } from '@nestjs/common';
+import { LdapModule } from '../ldap/ldap.module.js';
 import { HealthController } from './health.controller.js';
 import { Metrics } from './metrics.js';
 
 @Global()
-@Module({ controllers: [HealthController], providers: [Metrics], exports: [Metrics] })
+@Module({ imports: [LdapModule], controllers: [HealthController], providers: [Metrics], exports: [Metrics] })
 export class HealthModule {}

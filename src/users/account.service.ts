@@ -122,6 +122,10 @@ export class AccountService implements OnApplicationShutdown {
     if (!owner) {
       throw AppError.validation(INVALID_LINK);
     }
+    // No such link is sent to a directory user; one from before the account came from the directory sets nothing.
+    if ((await this.users.findById(owner.userId))?.authSource === 'LDAP') {
+      throw AppError.conflict(`The directory owns the password of ${owner.email}: change it there, then sign in with it`);
+    }
     assertAcceptablePassword(dto.password, owner.email);
     const update = await changes();
     await this.tokens.transaction(async (tx) => {
