@@ -1,3 +1,4 @@
+import { HeapTrim } from '../common/heap-trim.js';
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { Request } from 'express';
@@ -79,8 +80,10 @@ export class ImportService {
       },
       async (add) => {
         let counts: RunCounts | undefined;
+        const heap = new HeapTrim();
         const write = async (batch: ParsedResult[]) => {
           counts = await add(batch);
+          heap.step();
         };
         try {
           for await (const source of reportSources(req, this.limits)) {
