@@ -39,6 +39,17 @@ describe('Live updates over WebSocket, two replicas relayed through the brokerâ€
   const subscribed = async (url: string, token: string, ...projects: number[]) =>
     track(await LiveClient.subscribed(url, token, ...projects));
 
+  /** A new user with `role` on the project, signed in. */
+  async function member(role: 'VIEWER' | 'REPORTER'): Promise<{ id: string; jwt: string }> {
+    const user = await insertUser(a.dataSource);
+    await request(a.url)
+      .put(`/api/projects/${projectId}/members/${user.id}`)
+      .set('Authorization', `Bearer ${owner}`)
+      .send({ role })
+      .expect(200);
+    return { id: user.id, jwt: (await login(a.url, user.email, user.password)).accessToken };
+  }
+
   beforeAll(async () => {
     [a, b] = await deployment.start(2);
     const o = await insertUser(a.dataSource);
@@ -47,22 +58,10 @@ describe('Live updates over WebSocket, two replicas relayed through the brokerâ€
       .id;
     otherProjectId = (await post(a.url, owner, '/api/projects', { key: 'OTHER', name: 'Other' }).expect(201))
       .body.id;
-    const reporter = await insertUser(a.dataSource);
-    await request(a.url)
-      .put(`/api/projects/${projectId}/members/${reporter.id}`)
-      .set('Authorization', `Bearer ${owner}`)
-      .send({ role: 'REPORTER' })
-      .expect(200);
-    const reporterJwt = (await login(a.url, reporter.email, reporter.password)).accessToken;
-    reporterToken = (await post(a.url, reporterJwt, '/api/users/me/api-keys', { name: 'ci' }).expect(201))
+    const reporter = await member('REPORTER');
+    reporterToken = (await post(a.url, reporter.jwt, '/api/users/me/api-keys', { name: 'ci' }).expect(201))
       .body.token;
-    const v = await insertUser(a.dataSource);
-    await request(a.url)
-      .put(`/api/projects/${projectId}/members/${v.id}`)
-      .set('Authorization', `Bearer ${owner}`)
-      .send({ role: 'VIEWER' })
-      .expect(200);
-    viewer = { id: v.id, jwt: (await login(a.url, v.email, v.password)).accessToken };
+    viewer = await member('VIEWER');
   });
   afterEach(() => {
     clients.splice(0).forEach((c) => c.close());
@@ -197,14 +196,33 @@ describe('Live updates over WebSocket, two replicas relayed through the brokerâ€
       return client.messages.find((m) => m.type === 'error');
     });
 
+  it('closes an API-token socket (4401) once its token is revoked, at the next event', async () => {
+    const { jwt } = await member('VIEWER');
+    const key = (await post(b.url, jwt, '/api/users/me/api-keys', { name: 'live' }).expect(201)).body;
+    const client = await subscribed(b.url, key.token, projectId);
+    await post(a.url, reporterToken, `/api/projects/${projectId}/runs`, { name: 'token still valid' }).expect(
+      201,
+    );
+    await client.next((m) => m.event === 'run.created');
+    await request(b.url)
+      .delete(`/api/users/me/api-keys/${key.id}`)
+      .set('Authorization', `Bearer ${jwt}`)
+      .expect(204);
+    const revokedAt = Date.now();
+    const closed = await eventually(async () => {
+      await post(a.url, reporterToken, `/api/projects/${projectId}/runs`, {
+        name: 'after revocation',
+      }).expect(201);
+      return Promise.race([client.closed, sleep(500).then(() => undefined)]);
+    });
+    expect(closed).toEqual({ code: 4401, reason: 'The credential is no longer valid' });
+    // Within the access check's 2 s: an event may still reach it in that window, none after.
+    expect(Date.now() - revokedAt).toBeLessThan(5_000);
+  });
+
   it('stops delivering within seconds when a member is removed from the project', async () => {
-    const v = await insertUser(a.dataSource);
-    await request(a.url)
-      .put(`/api/projects/${projectId}/members/${v.id}`)
-      .set('Authorization', `Bearer ${owner}`)
-      .send({ role: 'VIEWER' })
-      .expect(200);
-    const client = await subscribed(b.url, (await login(a.url, v.email, v.password)).accessToken, projectId);
+    const v = await member('VIEWER');
+    const client = await subscribed(b.url, v.jwt, projectId);
     await post(a.url, reporterToken, `/api/projects/${projectId}/runs`, { name: 'still a member' }).expect(
       201,
     );
