@@ -1,4 +1,5 @@
 import { DirectoryLogin } from '../ldap/directory-login.service.js';
+import { signInThroughDirectory } from '../ldap/ldap.strategy.js';
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
@@ -59,7 +60,8 @@ export class AuthService {
     let reason: string | undefined;
     if (this.directory.enabled && !(user?.authSource === 'LOCAL' && user.passwordHash)) {
       // Not a local account with a password (the bootstrap admin, local users): the directory decides.
-      const outcome = await this.directory.signIn(dto.username.trim(), dto.password, ip);
+      // Through Passport's `ldap` strategy (LdapStrategy, on ldapts).
+      const outcome = await signInThroughDirectory(dto.username.trim(), dto.password, ip);
       if (typeof outcome === 'string') {
         reason = `directory: ${outcome}`;
       } else {

@@ -3,6 +3,7 @@ import { AppConfig } from '../config/app-config.js';
 import { UsersModule } from '../users/users.module.js';
 import { DirectoryLogin } from './directory-login.service.js';
 import { LdapDirectory } from './ldap-directory.js';
+import { LdapStrategy } from './ldap.strategy.js';
 
 /** Directory login (DESIGN.md, `ldap/`): the directory only when SVC_AUTH_LDAP_ENABLED=true. */
 @Module({
@@ -14,6 +15,7 @@ import { LdapDirectory } from './ldap-directory.js';
       useFactory: (config: AppConfig) => (config.ldap ? new LdapDirectory(config) : null),
     },
     DirectoryLogin,
+    LdapStrategy,
   ],
   exports: [DirectoryLogin, LdapDirectory],
 })

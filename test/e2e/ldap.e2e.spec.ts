@@ -384,3 +384,36 @@ describe('Directory login: directories that fail, and Active Directory filters',
     );
   });
 });
+
+describe('Directory login over TLS: ldaps:// and StartTLS, the certificate verified', () => {
+  // slapd requires TLS for every operation: a plain ldap:// bind is refused.
+  const slapd = new Slapd({ tls: true });
+  beforeAll(() => slapd.start([carol], []));
+  afterAll(() => slapd.destroy());
+
+  async function signInWith(env: Record<string, string>): Promise<number> {
+    const deployment = new TestDeployment({ ...ldapEnv(slapd.url), ...env });
+    try {
+      const [svc] = await deployment.start();
+      const res = await request(svc.url)
+        .post('/api/auth/login')
+        .send({ username: 'carol', password: carol.password });
+      return res.status;
+    } finally {
+      await deployment.stop();
+    }
+  }
+
+  it('signs in over ldaps:// with the CA file, and refuses a certificate it cannot verify unless told not to', async () => {
+    expect(await signInWith({ SVC_LDAP_URL: slapd.ldapsUrl, SVC_LDAP_CA_FILE: slapd.caFile })).toBe(200);
+    expect(await signInWith({ SVC_LDAP_URL: slapd.ldapsUrl })).toBe(503);
+    expect(
+      await signInWith({ SVC_LDAP_URL: slapd.ldapsUrl, SVC_LDAP_TLS_REJECT_UNAUTHORIZED: 'false' }),
+    ).toBe(200);
+  });
+
+  it('upgrades ldap:// with StartTLS when asked (without it the server refuses the bind)', async () => {
+    expect(await signInWith({ SVC_LDAP_STARTTLS: 'true', SVC_LDAP_CA_FILE: slapd.caFile })).toBe(200);
+    expect(await signInWith({})).toBe(503);
+  });
+});

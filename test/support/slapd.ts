@@ -53,10 +53,28 @@ export function userDn(user: DirectoryUser): string {
 export class Slapd {
   readonly dir = mkdtempSync(join(tmpdir(), 'tms-slapd-'));
   port = 0;
+  /** With `tls`: the ldaps:// port. */
+  tlsPort = 0;
   private child?: ChildProcess;
+
+  /**
+   * `tls`: a CA and a certificate for 127.0.0.1 and localhost signed by it (openssl), an ldaps:// listener beside
+   * ldap://, and TLS required for every operation (`security tls=1`): a plain ldap:// bind is refused unless the
+   * client upgraded the connection with StartTLS.
+   */
+  constructor(private readonly options: { tls?: boolean } = {}) {}
 
   get url(): string {
     return `ldap://127.0.0.1:${this.port}`;
+  }
+
+  get ldapsUrl(): string {
+    return `ldaps://127.0.0.1:${this.tlsPort}`;
+  }
+
+  /** The PEM file of the CA that signed the server's certificate (with `tls`). */
+  get caFile(): string {
+    return join(this.dir, 'ca.pem');
   }
 
   static available(): boolean {
@@ -69,6 +87,17 @@ export class Slapd {
     }
     this.port = await freePort();
     mkdirSync(join(this.dir, 'data'));
+    const tls: string[] = [];
+    if (this.options.tls) {
+      this.tlsPort = await freePort();
+      this.makeCertificates();
+      tls.push(
+        `TLSCACertificateFile ${this.caFile}`,
+        `TLSCertificateFile ${join(this.dir, 'server.pem')}`,
+        `TLSCertificateKeyFile ${join(this.dir, 'server.key')}`,
+        'security tls=1',
+      );
+    }
     writeFileSync(join(this.dir, 'ad.schema'), AD_SCHEMA);
     writeFileSync(
       join(this.dir, 'slapd.conf'),
@@ -79,6 +108,7 @@ export class Slapd {
         'include /etc/ldap/schema/nis.schema',
         `include ${join(this.dir, 'ad.schema')}`,
         `pidfile ${join(this.dir, 'slapd.pid')}`,
+        ...tls,
         'modulepath /usr/lib/ldap',
         'moduleload back_mdb',
         'database mdb',
@@ -154,7 +184,7 @@ export class Slapd {
         '-f',
         join(this.dir, 'slapd.conf'),
         '-h',
-        this.url,
+        this.options.tls ? `${this.url}/ ${this.ldapsUrl}/` : this.url,
         ...(asRoot ? ['-u', 'openldap', '-g', 'openldap'] : []),
       ],
       { stdio: 'ignore' },
@@ -166,6 +196,56 @@ export class Slapd {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     throw new Error(`slapd did not start on ${this.url}`);
+  }
+
+  private makeCertificates(): void {
+    const file = (name: string) => join(this.dir, name);
+    const openssl = (...args: string[]) => execFileSync('openssl', args, { stdio: 'pipe' });
+    openssl(
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      file('ca.key'),
+      '-out',
+      file('ca.pem'),
+      '-days',
+      '2',
+      '-subj',
+      '/CN=tms-test-ca',
+    );
+    openssl(
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      file('server.key'),
+      '-out',
+      file('server.csr'),
+      '-subj',
+      '/CN=127.0.0.1',
+    );
+    writeFileSync(file('ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      file('server.csr'),
+      '-CA',
+      file('ca.pem'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      file('server.pem'),
+      '-days',
+      '2',
+      '-extfile',
+      file('ext.cnf'),
+    );
   }
 
   /** Stops slapd, keeping its data (run() starts it again). */
