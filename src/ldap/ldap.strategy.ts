@@ -45,7 +45,9 @@ export function signInThroughDirectory(
       { session: false },
       (error: unknown, user: UserEntity | false) => {
         if (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
+          reject(
+            error instanceof Error ? error : new Error(`The ldap strategy failed: ${JSON.stringify(error)}`),
+          );
         } else {
           resolve(user || (req.refusal ?? 'unknown user or wrong password'));
         }
