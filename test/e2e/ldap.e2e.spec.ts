@@ -301,23 +301,24 @@ describe('Directory login (LDAP) against a private OpenLDAP', () => {
   });
 });
 
+/** A service of its own with `env`, for one test; stopped afterwards. */
+async function withService(
+  env: Record<string, string>,
+  test: (svc: RunningApp) => Promise<void>,
+): Promise<void> {
+  const deployment = new TestDeployment(env);
+  try {
+    const [svc] = await deployment.start();
+    await test(svc);
+  } finally {
+    await deployment.stop();
+  }
+}
+
 describe('Directory login: directories that fail, and Active Directory filters', () => {
   const slapd = new Slapd();
   beforeAll(() => slapd.start([carol], [{ cn: 'QA-Team', members: [userDn(carol)] }]));
   afterAll(() => slapd.destroy());
-
-  async function withService(
-    env: Record<string, string>,
-    test: (svc: RunningApp) => Promise<void>,
-  ): Promise<void> {
-    const deployment = new TestDeployment(env);
-    try {
-      const [svc] = await deployment.start();
-      await test(svc);
-    } finally {
-      await deployment.stop();
-    }
-  }
 
   it('signs in by sAMAccountName with an Active Directory filter', async () => {
     await withService(
@@ -392,16 +393,13 @@ describe('Directory login over TLS: ldaps:// and StartTLS, the certificate verif
   afterAll(() => slapd.destroy());
 
   async function signInWith(env: Record<string, string>): Promise<number> {
-    const deployment = new TestDeployment({ ...ldapEnv(slapd.url), ...env });
-    try {
-      const [svc] = await deployment.start();
-      const res = await request(svc.url)
-        .post('/api/auth/login')
-        .send({ username: 'carol', password: carol.password });
-      return res.status;
-    } finally {
-      await deployment.stop();
-    }
+    let status = 0;
+    await withService({ ...ldapEnv(slapd.url), ...env }, async (svc) => {
+      status = (
+        await request(svc.url).post('/api/auth/login').send({ username: 'carol', password: carol.password })
+      ).status;
+    });
+    return status;
   }
 
   it('signs in over ldaps:// with the CA file, and refuses a certificate it cannot verify unless told not to', async () => {
