@@ -1,3 +1,4 @@
+import { webApp } from './web/web-app.js';
 import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ConsoleLogger, INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/common';
@@ -79,6 +80,8 @@ function configure(app: NestExpressApplication, config: AppConfig): void {
   }
   // Per-client limits of the public endpoints count before any body is read: a flood costs a counter each.
   app.use(app.get(ClientLimits).middleware);
+  // The web UI at / (its files, and index.html for its routes), before any body is read.
+  app.use(webApp());
   app.use(bodyReader(config));
   app.use(bodyErrors);
   app.useGlobalPipes(createValidationPipe());
@@ -171,6 +174,27 @@ function hasContent(req: Request): boolean {
 }
 
 /** helmet's headers for pages a browser renders (the API reference, the web UI). */
+/** The web UI's pages: scripts and styles from the service only, nothing inline. */
+const APP_HEADERS: HelmetOptions = {
+  contentSecurityPolicy: {
+    useDefaults: false,
+    directives: {
+      defaultSrc: ["'self'"],
+      scriptSrc: ["'self'"],
+      styleSrc: ["'self'"],
+      imgSrc: ["'self'", 'data:'],
+      connectSrc: ["'self'"],
+      fontSrc: ["'self'"],
+      objectSrc: ["'none'"],
+      baseUri: ["'self'"],
+      formAction: ["'self'"],
+      frameAncestors: ["'none'"],
+    },
+  },
+  xFrameOptions: { action: 'deny' },
+};
+
+/** The API reference (swagger-ui, which needs inline scripts and styles). */
 const DOCUMENT_HEADERS: HelmetOptions = {
   contentSecurityPolicy: {
     directives: {
@@ -206,8 +230,10 @@ const API_PATHS = /^\/(api|v3|metrics)(\/|$)/;
 function securityHeaders(): (req: Request, res: Response) => void {
   const api = headersOf(API_HEADERS);
   const document = headersOf(DOCUMENT_HEADERS);
+  const web = headersOf(APP_HEADERS);
   return (req, res) => {
-    for (const [name, value] of API_PATHS.test(req.path) ? api : document) {
+    const headers = API_PATHS.test(req.path) ? api : req.path.startsWith('/swagger-ui.html') ? document : web;
+    for (const [name, value] of headers) {
       res.setHeader(name, value);
     }
   };

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Put, Query } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBearerAuth,
@@ -24,6 +24,7 @@ import {
   CreateGroupDto,
   GroupBindingDto,
   GroupDto,
+  GroupMemberDto,
   GroupSummaryDto,
   MAX_BINDINGS,
 } from './dto/group.dto.js';
@@ -61,6 +62,29 @@ export class AdminGroupsController {
   @ApiNotFoundResponse({ type: ErrorBody })
   get(@Param('id') id: string): Promise<GroupDto> {
     return this.groups.get(id);
+  }
+
+  @Patch(':id')
+  @ApiOperation({ summary: 'Rename a group (exact, case-sensitive; directory groups then match the new name)' })
+  @ApiOkResponse({ type: GroupDto })
+  @ApiConflictResponse({ type: ErrorBody, description: 'Another group has this exact name' })
+  @ApiNotFoundResponse({ type: ErrorBody })
+  rename(
+    @CurrentUser() actor: AuthUser,
+    @Param('id') id: string,
+    @Body() dto: CreateGroupDto,
+    @ClientIp() ip: string,
+  ): Promise<GroupDto> {
+    return this.groups.rename(actor, id, dto, ip);
+  }
+
+  @Get(':id/members')
+  @ApiOperation({ summary: "A group's members, each membership with its source (MANUAL or DIRECTORY)" })
+  @ApiOkResponse({ type: PageOf(GroupMemberDto) })
+  @ApiNotFoundResponse({ type: ErrorBody })
+  async members(@Param('id') id: string): Promise<Page<GroupMemberDto>> {
+    const members = await this.groups.members(id);
+    return { content: members, page: 0, size: members.length, totalElements: members.length, totalPages: 1 };
   }
 
   @Delete(':id')

@@ -44,6 +44,28 @@ export class AdminGroupsRepository {
     }
   }
 
+  /** 'renamed', 'missing' (no such group), or 'taken' (another group has the name). */
+  async rename(id: string, name: string): Promise<'renamed' | 'missing' | 'taken'> {
+    try {
+      const [, affected]: [unknown, number] = await this.db.query(`UPDATE groups SET name = $2 WHERE id = $1`, [id, name]);
+      return affected ? 'renamed' : 'missing';
+    } catch (error) {
+      if (isViolation(error, '23505')) {
+        return 'taken';
+      }
+      throw error;
+    }
+  }
+
+  /** The group's members by name, each membership with its source (a user may be in it both ways). */
+  async members(groupId: string): Promise<{ user_id: string; email: string; full_name: string; source: 'MANUAL' | 'DIRECTORY' }[]> {
+    return this.db.query(
+      `SELECT m.user_id, u.email, u.full_name, m.source FROM group_members m JOIN users u ON u.id = m.user_id
+        WHERE m.group_id = $1 ORDER BY u.full_name, u.email, m.source`,
+      [groupId],
+    );
+  }
+
   findById(id: string): Promise<GroupEntity | null> {
     return this.db.getRepository(GroupEntity).findOneBy({ id });
   }

@@ -13,6 +13,7 @@ import type {
   CreateGroupDto,
   GroupBindingDto,
   GroupDto,
+  GroupMemberDto,
   GroupSummaryDto,
 } from './dto/group.dto.js';
 
@@ -47,6 +48,29 @@ export class AdminGroupsService {
       total,
       page,
     );
+  }
+
+  async rename(actor: AuthUser, id: string, dto: CreateGroupDto, ip: string): Promise<GroupDto> {
+    const before = await this.require(id);
+    const outcome = await this.groups.rename(id, dto.name);
+    if (outcome === 'missing') {
+      throw notFound(id);
+    }
+    if (outcome === 'taken') {
+      throw AppError.conflict(`A group named "${dto.name}" already exists`);
+    }
+    await this.audit.record(actor, ip, 'GROUP_CHANGED', target(before), { action: 'RENAMED', from: before.name, name: dto.name });
+    return this.toGroupDto({ ...before, name: dto.name });
+  }
+
+  async members(id: string): Promise<GroupMemberDto[]> {
+    await this.require(id);
+    return (await this.groups.members(id)).map((m) => ({
+      userId: Number(m.user_id),
+      email: m.email,
+      fullName: m.full_name,
+      source: m.source,
+    }));
   }
 
   async get(id: string): Promise<GroupDto> {

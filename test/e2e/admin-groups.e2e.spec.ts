@@ -45,6 +45,37 @@ describe('Administration: groups', () => {
       return rows.length >= count ? rows : undefined;
     });
 
+  describe('rename, and members with their source', () => {
+    it('renames a group exactly as given, refusing a name another group has, and audits it', async () => {
+      const id = await newGroup('Renamed Before');
+      await newGroup('Taken Name');
+      const res = await http().patch(`/api/admin/groups/${id}`).set(auth()).send({ name: 'renamed after' }).expect(200);
+      expect(res.body).toEqual(expect.objectContaining({ id, name: 'renamed after', bindings: [] }));
+      const taken = await http().patch(`/api/admin/groups/${id}`).set(auth()).send({ name: 'Taken Name' }).expect(409);
+      expect(taken.body.message).toBe('A group named "Taken Name" already exists');
+      await http().patch('/api/admin/groups/999999').set(auth()).send({ name: 'x' }).expect(404);
+      await http().patch(`/api/admin/groups/${id}`).set(auth()).send({ name: '' }).expect(400);
+      const events = await groupEvents(id, 2);
+      expect(events[1].details).toEqual(expect.objectContaining({ action: 'RENAMED', from: 'Renamed Before', name: 'renamed after' }));
+    });
+
+    it('lists the members, each membership with its source', async () => {
+      const id = await newGroup('With Members');
+      const [manual, synced] = [await insertUser(svc.dataSource), await insertUser(svc.dataSource)];
+      await member('put', id, manual.id).expect(204);
+      await svc.dataSource.getRepository(GroupMemberEntity).save({ groupId: String(id), userId: synced.id, source: 'DIRECTORY' });
+      const res = await http().get(`/api/admin/groups/${id}/members`).set(auth()).expect(200);
+      expect(res.body.totalElements).toBe(2);
+      expect(res.body.content).toEqual(
+        expect.arrayContaining([
+          { userId: Number(manual.id), email: manual.email, fullName: expect.any(String), source: 'MANUAL' },
+          { userId: Number(synced.id), email: synced.email, fullName: expect.any(String), source: 'DIRECTORY' },
+        ]),
+      );
+      await http().get('/api/admin/groups/999999/members').set(auth()).expect(404);
+    });
+  });
+
   describe('create, read, list, delete', () => {
     it('creates a group with no bindings', async () => {
       const res = await createGroup('Platform Team').expect(201);

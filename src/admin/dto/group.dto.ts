@@ -92,3 +92,20 @@ export class GroupSummaryDto {
   @ApiProperty({ example: 5, description: 'Distinct users in the group, manual and directory-synced' })
   memberCount: number;
 }
+
+export class GroupMemberDto {
+  @ApiProperty({ example: 42 })
+  userId: number;
+
+  @ApiProperty({ example: 'ada@example.com' })
+  email: string;
+
+  @ApiProperty({ example: 'Ada Lovelace' })
+  fullName: string;
+
+  @ApiProperty({
+    enum: ['MANUAL', 'DIRECTORY'],
+    description: 'MANUAL: added in Admin -> Groups. DIRECTORY: synced at directory sign-in (replaced at each one).',
+  })
+  source: 'MANUAL' | 'DIRECTORY';
+}

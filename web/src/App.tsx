@@ -1,0 +1,120 @@
+import { type ReactNode } from 'react';
+import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { AdminAudit } from './pages/admin/Audit';
+import { AdminGroups } from './pages/admin/Groups';
+import { AdminSubscription } from './pages/admin/Subscription';
+import { AdminUsers } from './pages/admin/Users';
+import { AcceptInvitation, ForgotPassword, Register, ResetPassword, VerifyEmail } from './pages/Account';
+import { Home } from './pages/Home';
+import { NotFound } from './pages/NotFound';
+import { ApiKeys } from './pages/profile/ApiKeys';
+import { Security } from './pages/profile/Security';
+import { SignIn } from './pages/SignIn';
+import { useMe, useSession, useSignedIn } from './session-context';
+import { ErrorMessage, Loading, Page } from './ui/components';
+
+export function App() {
+  const { ready } = useSession();
+  if (!ready) {
+    return (
+      <main className="page" id="main">
+        <Loading what="Signing in" />
+      </main>
+    );
+  }
+  return (
+    <>
+      <a className="skip" href="#main">
+        Skip to content
+      </a>
+      <Header />
+      <Routes>
+        <Route path="/sign-in" element={<SignIn />} />
+        <Route path="/register" element={<Register />} />
+        <Route path="/verify-email" element={<VerifyEmail />} />
+        <Route path="/forgot-password" element={<ForgotPassword />} />
+        <Route path="/reset-password" element={<ResetPassword />} />
+        <Route path="/invitations/accept" element={<AcceptInvitation />} />
+        <Route path="/" element={<Private><Home /></Private>} />
+        <Route path="/projects" element={<Private><Home /></Private>} />
+        <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
+        <Route path="/profile/api-keys" element={<Private><ApiKeys /></Private>} />
+        <Route path="/profile/security" element={<Private><Security /></Private>} />
+        <Route path="/admin" element={<Navigate to="/admin/users" replace />} />
+        <Route path="/admin/users" element={<AdminOnly><AdminUsers /></AdminOnly>} />
+        <Route path="/admin/groups" element={<AdminOnly><AdminGroups /></AdminOnly>} />
+        <Route path="/admin/audit" element={<AdminOnly><AdminAudit /></AdminOnly>} />
+        <Route path="/admin/subscription" element={<AdminOnly><AdminSubscription /></AdminOnly>} />
+        <Route path="*" element={<NotFound />} />
+      </Routes>
+    </>
+  );
+}
+
+/** Signed in, or on to the sign-in page (coming back here afterwards). */
+function Private({ children }: { children: ReactNode }) {
+  const signedIn = useSignedIn();
+  const location = useLocation();
+  if (!signedIn) {
+    return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
+  }
+  return <>{children}</>;
+}
+
+/** Platform admins only; anyone else sees that they are not allowed (the API refuses anyway). */
+function AdminOnly({ children }: { children: ReactNode }) {
+  const { me, loading, error } = useMe();
+  return (
+    <Private>
+      {loading ? (
+        <main className="page" id="main">
+          <Loading />
+        </main>
+      ) : error ? (
+        <Page title="Error">
+          <ErrorMessage error={error} />
+        </Page>
+      ) : me?.admin ? (
+        children
+      ) : (
+        <Page title="Not allowed">
+          <p>Only platform administrators may open the administration pages.</p>
+        </Page>
+      )}
+    </Private>
+  );
+}
+
+function Header() {
+  const signedIn = useSignedIn();
+  const { me } = useMe();
+  const { session } = useSession();
+  const navigate = useNavigate();
+  return (
+    <header className="top">
+      <NavLink to="/" className="brand">
+        Test Management
+      </NavLink>
+      {signedIn ? (
+        <nav aria-label="Main" className="main-nav">
+          <NavLink to="/projects">Projects</NavLink>
+          <NavLink to="/profile/api-keys">API keys</NavLink>
+          <NavLink to="/profile/security">Security</NavLink>
+          {me?.admin ? <NavLink to="/admin/users">Admin</NavLink> : null}
+          <span className="who" title={me?.email}>
+            {me?.fullName ?? ''}
+          </span>
+          <button
+            type="button"
+            className="link"
+            onClick={() => {
+              void session.logout().then(() => navigate('/sign-in'));
+            }}
+          >
+            Sign out
+          </button>
+        </nav>
+      ) : null}
+    </header>
+  );
+}

@@ -1,0 +1,169 @@
+import { type Operation, OPERATIONS } from './operations.js';
+import type { AccessToken, Session } from './session.js';
+
+/** A page of the API (`{content, page, size, totalElements, totalPages}`). */
+export interface Page<T> {
+  content: T[];
+  page: number;
+  size: number;
+  totalElements: number;
+  totalPages: number;
+}
+
+export interface Me {
+  id: number;
+  email: string;
+  fullName: string;
+  admin: boolean;
+  authSource: 'LOCAL' | 'LDAP';
+  twoFactorEnabled: boolean;
+  emailVerified: boolean;
+  createdAt: string;
+}
+
+export interface TwoFactorChallenge {
+  twoFactorRequired: true;
+  challengeToken: string;
+  expiresIn: number;
+}
+
+export interface ApiKey {
+  id: number;
+  name: string;
+  prefix: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  expiresAt: string | null;
+}
+
+export interface CreatedApiKey extends ApiKey {
+  token: string;
+}
+
+export interface TwoFactorStatus {
+  enabled: boolean;
+  pending: boolean;
+  recoveryCodesRemaining: number;
+}
+
+export interface Enrolment {
+  secret: string;
+  otpauthUrl: string;
+  qrCodeDataUrl: string;
+  recoveryCodes: string[];
+}
+
+export interface AdminUser {
+  id: number;
+  email: string;
+  fullName: string;
+  admin: boolean;
+  enabled: boolean;
+  authSource: 'LOCAL' | 'LDAP';
+  createdAt: string;
+}
+
+export interface Group {
+  id: number;
+  name: string;
+  bindings: { projectId: number; role: ProjectRole }[];
+  memberCount?: number;
+}
+
+export interface GroupMember {
+  userId: number;
+  email: string;
+  fullName: string;
+  source: 'MANUAL' | 'DIRECTORY';
+}
+
+export type ProjectRole = 'VIEWER' | 'REPORTER' | 'MAINTAINER' | 'OWNER';
+
+export interface Project {
+  id: number;
+  key: string;
+  name: string;
+  role: ProjectRole;
+}
+
+export interface AuditEvent {
+  id: number;
+  at: string;
+  type: string;
+  actorId: number | null;
+  actorEmail: string | null;
+  ip: string | null;
+  target: string | null;
+  details: Record<string, unknown>;
+}
+
+export interface Subscription {
+  plan: string;
+  seats: number;
+  seatsUsed: number;
+  periodEnd: string;
+  status: 'TRIAL' | 'ACTIVE' | 'PAST_DUE' | 'EXPIRED';
+}
+
+
+/** The path of `operation` with its `{param}`s filled and `query` appended (empty values left out). */
+export function pathOf(
+  operation: Operation,
+  params: Record<string, string | number> = {},
+  query: Record<string, string | number | undefined> = {},
+): string {
+  const path = OPERATIONS[operation][1].replace(/\{(\w+)\}/g, (_, name: string) =>
+    encodeURIComponent(String(params[name])),
+  );
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value !== undefined && value !== '') {
+      search.set(key, String(value));
+    }
+  }
+  const text = search.toString();
+  return text ? `${path}?${text}` : path;
+}
+
+/** The typed API of the app, over one Session. */
+export function apiOf(session: Session) {
+  const call = <T>(operation: Operation, options: { params?: Record<string, string | number>; query?: Record<string, string | number | undefined>; body?: unknown } = {}) =>
+    session.request<T>(OPERATIONS[operation][0], pathOf(operation, options.params, options.query), options.body);
+  const anonymous = <T>(operation: Operation, body?: unknown) =>
+    session.anonymous<T>(OPERATIONS[operation][0], OPERATIONS[operation][1], body);
+  return {
+    login: (username: string, password: string) => anonymous<AccessToken | TwoFactorChallenge>('login', { username, password }),
+    verifyTwoFactor: (challengeToken: string, code: string) => anonymous<AccessToken>('verifyTwoFactor', { challengeToken, code }),
+    register: (fullName: string, email: string) => anonymous<{ message: string }>('register', { fullName, email }),
+    verifyEmail: (token: string, password: string) => anonymous<void>('verifyEmail', { token, password }),
+    forgotPassword: (email: string) => anonymous<{ message: string }>('forgotPassword', { email }),
+    resetPassword: (token: string, password: string) => anonymous<void>('resetPassword', { token, password }),
+    acceptInvitation: (body: { token: string; fullName?: string; password?: string }) =>
+      anonymous<{ projectId: number | null; role: ProjectRole | null; accountCreated: boolean }>('acceptInvitation', body),
+    me: () => call<Me>('me'),
+    listApiKeys: (page = 0) => call<Page<ApiKey>>('listApiKeys', { query: { page, size: 50 } }),
+    createApiKey: (name: string, expiresAt?: string) => call<CreatedApiKey>('createApiKey', { body: { name, ...(expiresAt ? { expiresAt } : {}) } }),
+    revokeApiKey: (id: number) => call<void>('revokeApiKey', { params: { id } }),
+    twoFactorStatus: () => call<TwoFactorStatus>('twoFactorStatus'),
+    enrolTwoFactor: () => call<Enrolment>('enrolTwoFactor'),
+    activateTwoFactor: (code: string) => call<void>('activateTwoFactor', { body: { code } }),
+    disableTwoFactor: (code: string) => call<void>('disableTwoFactor', { body: { code } }),
+    listUsers: (q: string, page: number) => call<Page<AdminUser>>('listUsers', { query: { q, page, size: 20 } }),
+    updateUser: (id: number, changes: { admin?: boolean; enabled?: boolean }) => call<AdminUser>('updateUser', { params: { id }, body: changes }),
+    listGroups: (page = 0) => call<Page<Group>>('listGroups', { query: { page, size: 50 } }),
+    getGroup: (id: number) => call<Group>('getGroup', { params: { id } }),
+    createGroup: (name: string) => call<Group>('createGroup', { body: { name } }),
+    renameGroup: (id: number, name: string) => call<Group>('renameGroup', { params: { id }, body: { name } }),
+    deleteGroup: (id: number) => call<void>('deleteGroup', { params: { id } }),
+    setBindings: (id: number, bindings: Group['bindings']) => call<Group>('setBindings', { params: { id }, body: bindings }),
+    listGroupMembers: (id: number) => call<Page<GroupMember>>('listGroupMembers', { params: { id }, query: { size: 200 } }),
+    addGroupMember: (id: number, userId: number) => call<void>('addGroupMember', { params: { id, userId } }),
+    removeGroupMember: (id: number, userId: number) => call<void>('removeGroupMember', { params: { id, userId } }),
+    audit: (query: { type?: string; actorId?: string; from?: string; to?: string; page: number }) =>
+      call<Page<AuditEvent>>('audit', { query: { ...query, size: 50, sort: 'at,desc' } }),
+    subscription: () => call<Subscription>('subscription'),
+    listProjects: () => call<Page<Project>>('listProjects', { query: { size: 200 } }),
+  };
+}
+
+export type Api = ReturnType<typeof apiOf>;

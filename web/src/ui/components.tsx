@@ -1,0 +1,135 @@
+import { type ReactNode, useEffect, useId, useState } from 'react';
+import { ApiError } from '../api/session';
+
+const PRODUCT = 'Test Management';
+
+/** A page: its <title>, its one <main> landmark and heading. */
+export function Page({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+  useEffect(() => {
+    document.title = `${title} · ${PRODUCT}`;
+  }, [title]);
+  return (
+    <main className="page" id="main">
+      <div className="page-head">
+        <h1>{title}</h1>
+        {actions ? <div className="page-actions">{actions}</div> : null}
+      </div>
+      {children}
+    </main>
+  );
+}
+
+/** The message of an API error (its `message`), or a generic one for a network failure. */
+export function messageOf(error: unknown): string {
+  if (error instanceof ApiError) {
+    return error.message;
+  }
+  if (error instanceof TypeError) {
+    return 'The service cannot be reached. Check your connection and retry.';
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+export function ErrorMessage({ error }: { error: unknown }) {
+  if (!error) {
+    return null;
+  }
+  return (
+    <p className="error" role="alert">
+      {messageOf(error)}
+    </p>
+  );
+}
+
+export function Notice({ children }: { children: ReactNode }) {
+  return (
+    <p className="notice" role="status">
+      {children}
+    </p>
+  );
+}
+
+export function Loading({ what = 'Loading' }: { what?: string }) {
+  return (
+    <p className="loading" role="status" aria-live="polite">
+      <span className="spinner" aria-hidden="true" /> {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ReactNode }) {
+  return <p className="empty">{children}</p>;
+}
+
+/** A labelled input: the label, the control, and a hint or a field error under it. */
+export function Field({
+  label,
+  hint,
+  error,
+  ...input
+}: { label: string; hint?: ReactNode; error?: string } & React.InputHTMLAttributes<HTMLInputElement>) {
+  const id = useId();
+  const hintId = `${id}-hint`;
+  return (
+    <div className="field">
+      <label htmlFor={id}>{label}</label>
+      <input id={id} aria-describedby={hint || error ? hintId : undefined} aria-invalid={error ? true : undefined} {...input} />
+      {error ? (
+        <span className="field-error" id={hintId}>
+          {error}
+        </span>
+      ) : hint ? (
+        <span className="hint" id={hintId}>
+          {hint}
+        </span>
+      ) : null}
+    </div>
+  );
+}
+
+/** A count down from `seconds` (a 429's Retry-After), shown until it reaches 0. */
+export function Countdown({ seconds, onDone }: { seconds: number; onDone: () => void }) {
+  const [left, setLeft] = useState(seconds);
+  useEffect(() => {
+    setLeft(seconds);
+    const started = Date.now();
+    const timer = setInterval(() => {
+      const remaining = Math.max(0, seconds - Math.floor((Date.now() - started) / 1000));
+      setLeft(remaining);
+      if (remaining === 0) {
+        clearInterval(timer);
+        onDone();
+      }
+    }, 250);
+    return () => clearInterval(timer);
+  }, [seconds, onDone]);
+  return (
+    <p className="error" role="alert">
+      Too many attempts. Try again in <strong>{left}</strong> s.
+    </p>
+  );
+}
+
+export function formatDate(iso: string | null | undefined): string {
+  return iso ? new Date(iso).toLocaleString() : '—';
+}
+
+/** A paged table's navigation. */
+export function Pager({ page, totalPages, onPage }: { page: number; totalPages: number; onPage: (page: number) => void }) {
+  if (totalPages <= 1) {
+    return null;
+  }
+  return (
+    <nav className="pager" aria-label="Pages">
+      <button type="button" disabled={page === 0} onClick={() => onPage(page - 1)}>
+        Previous
+      </button>
+      <span>
+        Page {page + 1} of {totalPages}
+      </span>
+      <button type="button" disabled={page + 1 >= totalPages} onClick={() => onPage(page + 1)}>
+        Next
+      </button>
+    </nav>
+  );
+}
