@@ -9,17 +9,20 @@ ARG NODE_IMAGE=node:24-slim
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY web/package.json ./web/
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json nest-cli.json ./
 COPY scripts ./scripts
 COPY migrations ./migrations
 COPY src ./src
+COPY web ./web
 RUN npm run build
 
 # ---- deps: production dependencies only ----
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY web/package.json ./web/
 RUN --mount=type=cache,target=/root/.npm npm ci --omit=dev --no-audit --no-fund
 
 # ---- runtime ----
@@ -33,6 +36,7 @@ WORKDIR /app
 COPY package.json ./
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/web/dist ./web/dist
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 EXPOSE 8080

@@ -2,6 +2,8 @@
 // Flat config (ESLint 10). `npm run lint` runs it with --max-warnings 0, so every rule below is an error in effect.
 import js from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
+import jsxA11y from 'eslint-plugin-jsx-a11y-x';
+import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
@@ -74,6 +76,35 @@ export default defineConfig(
       '@typescript-eslint/unbound-method': 'off',
       // Fakes of async collaborators are written `jest.fn(async () => value)`, without an await.
       '@typescript-eslint/require-await': 'off',
+    },
+  },
+
+  // The web UI: accessibility (jsx-a11y; eslint-plugin-jsx-a11y itself does not support ESLint 10 yet, its fork
+  // -x does) and the rules of hooks.
+  {
+    files: ['web/src/**/*.{ts,tsx}', 'web/test/**/*.{ts,tsx}'],
+    extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked, jsxA11y.configs.strict],
+    plugins: { 'react-hooks': reactHooks },
+    languageOptions: {
+      parserOptions: { project: ['./web/tsconfig.json'], tsconfigRootDir: import.meta.dirname, ecmaFeatures: { jsx: true } },
+    },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      curly: ['error', 'all'],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { attributes: false } }],
+      // Autofocus on the first field of a sign-in form is what people expect there.
+      'jsx-a11y-x/no-autofocus': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['web/test/**/*.{ts,tsx}'],
+    rules: {
+      // Fakes of fetch are `vi.fn(async () => response)` and read the request as String(input).
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-base-to-string': 'off',
+      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
     },
   },
 );

@@ -28,5 +28,7 @@ export default {
       testMatch: ['<rootDir>/test/e2e/**/*.spec.ts'],
       setupFilesAfterEnv: [...common.setupFilesAfterEnv, '<rootDir>/test/jest-real-services.ts'],
     },
+    // The web UI in real headless Chromium (Debian's chromium, driven by playwright-core).
+    { ...common, displayName: 'browser', rootDir: '.', testMatch: ['<rootDir>/test/browser/**/*.spec.ts'] },
   ],
 };

@@ -6,6 +6,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,24 +58,33 @@ async function ensureStomp() {
   if (await reachable(61613)) {
     return;
   }
-  console.log('Enabling RabbitMQ\'s STOMP plugin (rabbitmq_stomp, port 61613)');
+  console.log("Enabling RabbitMQ's STOMP plugin (rabbitmq_stomp, port 61613)");
   spawnSync('rabbitmq-plugins', ['enable', 'rabbitmq_stomp'], { stdio: 'inherit' });
   for (let i = 0; i < 60 && !(await reachable(61613)); i++) {
     await new Promise((r) => setTimeout(r, 1000));
   }
   if (!(await reachable(61613))) {
-    console.error('RabbitMQ\'s STOMP plugin is needed on 127.0.0.1:61613 and could not be enabled');
+    console.error("RabbitMQ's STOMP plugin is needed on 127.0.0.1:61613 and could not be enabled");
     process.exit(1);
   }
 }
 
-/** OpenLDAP's slapd and tools, from Debian's packages: the directory-login tests start private servers. */
-function ensureSlapd() {
-  if (existsSync('/usr/sbin/slapd') && existsSync('/usr/bin/ldapmodify')) {
+/**
+ * Debian packages the tests drive, installed when missing: OpenLDAP's slapd and tools (the directory-login tests
+ * start private servers) and Chromium (the web UI's browser tests; Playwright's own download does not work here).
+ */
+function ensurePackages() {
+  const missing = [
+    ['/usr/sbin/slapd', 'slapd'],
+    ['/usr/bin/ldapmodify', 'ldap-utils'],
+    ['/usr/bin/chromium', 'chromium'],
+  ].filter(([file]) => !existsSync(file));
+  if (!missing.length) {
     return;
   }
-  console.log('Installing slapd and ldap-utils (Debian packages) for the directory-login tests');
-  spawnSync('apt-get', ['install', '-y', '-q', 'slapd', 'ldap-utils'], {
+  const packages = missing.map(([, name]) => name);
+  console.log(`Installing ${packages.join(', ')} (Debian packages) for the tests`);
+  spawnSync('apt-get', ['install', '-y', '-q', ...packages], {
     stdio: 'inherit',
     env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
   });
@@ -82,7 +92,7 @@ function ensureSlapd() {
 
 await ensureServices();
 await ensureStomp();
-ensureSlapd();
+ensurePackages();
 execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
 
 // Jest loads NestJS 12's ES modules through CommonJS packages (require(esm)), which it supports on Node ≥ 24.9;
@@ -90,6 +100,26 @@ execFileSync('npm', ['run', 'build', '--silent'], { stdio: 'inherit' });
 const localNode = join(root, 'node_modules', 'node', 'bin', 'node');
 const nodeBin = existsSync(localNode) ? localNode : process.execPath;
 mkdirSync('.tmp', { recursive: true });
+
+// The web UI's component tests (Vitest, jsdom), unless Jest was asked for particular tests.
+const vitestFile = join(root, '.tmp', 'vitest-results.json');
+const vitest =
+  process.argv.length > 2
+    ? undefined
+    : spawnSync(
+        nodeBin,
+        [
+          join(
+            dirname(createRequire(join(root, 'web', 'package.json')).resolve('vitest/package.json')),
+            'vitest.mjs',
+          ),
+          'run',
+          '--reporter=default',
+          '--reporter=json',
+          `--outputFile=${vitestFile}`,
+        ],
+        { stdio: 'inherit', cwd: join(root, 'web') },
+      );
 const resultsFile = join('.tmp', 'jest-results.json');
 const jest = spawnSync(
   nodeBin,
@@ -105,12 +135,29 @@ const jest = spawnSync(
   { stdio: 'inherit' },
 );
 
-if (existsSync(resultsFile)) {
-  const r = JSON.parse(readFileSync(resultsFile, 'utf8'));
-  const skipped = r.numPendingTests + r.numTodoTests;
-  console.log(`\njest: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${skipped} skipped`);
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+for (const [file, name] of [
+  [vitestFile, 'vitest'],
+  [resultsFile, 'jest'],
+]) {
+  if (name === 'vitest' && !vitest) {
+    continue;
+  }
+  if (!existsSync(file)) {
+    console.log(`${name}: no results`);
+    failed++;
+    continue;
+  }
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  passed += r.numPassedTests;
+  failed += r.numFailedTests;
+  skipped += r.numPendingTests + r.numTodoTests;
   if (r.numFailedTestSuites > 0 && r.numFailedTests === 0) {
-    console.log(`(${r.numFailedTestSuites} test suite(s) failed to run)`);
+    console.log(`(${name}: ${r.numFailedTestSuites} test suite(s) failed to run)`);
+    failed++;
   }
 }
-process.exit(jest.status ?? 1);
+console.log(`\njest and vitest: ${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(jest.status === 0 && (!vitest || vitest.status === 0) ? 0 : 1);

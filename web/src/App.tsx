@@ -30,6 +30,7 @@ export function App() {
       <Header />
       <Routes>
         <Route path="/sign-in" element={<SignIn />} />
+        <Route path="/login" element={<Navigate to="/sign-in" replace />} />
         <Route path="/register" element={<Register />} />
         <Route path="/verify-email" element={<VerifyEmail />} />
         <Route path="/forgot-password" element={<ForgotPassword />} />

@@ -1,1 +1,5 @@
-import '@testing-library/jest-dom/vitest';
+import { cleanup } from '@testing-library/react';
+import { afterEach } from 'vitest';
+
+// Each test renders into a fresh document.
+afterEach(() => cleanup());

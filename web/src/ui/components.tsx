@@ -91,7 +91,6 @@ export function Field({
 export function Countdown({ seconds, onDone }: { seconds: number; onDone: () => void }) {
   const [left, setLeft] = useState(seconds);
   useEffect(() => {
-    setLeft(seconds);
     const started = Date.now();
     const timer = setInterval(() => {
       const remaining = Math.max(0, seconds - Math.floor((Date.now() - started) / 1000));

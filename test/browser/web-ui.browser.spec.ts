@@ -1,0 +1,248 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AxeBuilder } from '@axe-core/playwright';
+import { generate } from 'otplib';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { eventually } from '../support/http.js';
+import { freePort, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
+import { Scratch } from '../support/scratch.js';
+import { parseMessage, tokenIn } from '../support/smtp.js';
+
+/** Where the run's screenshots go (git-ignored; the README names it): every page at both widths. */
+const SHOTS = join(process.cwd(), 'screenshots');
+const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+
+describe('The web UI in Chromium, against the built service on embedded defaults', () => {
+  const scratch = new Scratch();
+  let proc: ServiceProcess;
+  let base: string;
+  let dataDir: string;
+  let adminPassword: string;
+  let browser: Browser;
+  const ADMIN = 'admin@tms.local';
+
+  beforeAll(async () => {
+    dataDir = scratch.dir('tms-ui-');
+    const port = await freePort();
+    proc = runService(['--dev-defaults'], {
+      SVC_DATA_DIR: dataDir,
+      PORT: String(port),
+      SVC_EMBEDDED_DB_PORT: String(await freePort()),
+    });
+    // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers accept on localhost over http.
+    base = `http://localhost:${port}`;
+    await waitForHttp(`${base}/api/health/ready`, proc);
+    adminPassword = readFileSync(join(dataDir, 'secrets', 'bootstrap-admin-password'), 'utf8').trim();
+    browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--no-sandbox'],
+    });
+    mkdirSync(SHOTS, { recursive: true });
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    proc?.child.kill('SIGTERM');
+    await proc?.exited;
+    scratch.cleanup();
+  });
+
+  /** A page at desktop width in a context of its own (its own cookies: another browser). */
+  async function newPage(context?: BrowserContext): Promise<Page> {
+    const ctx = context ?? (await browser.newContext({ viewport: WIDTHS.desktop }));
+    const page = await ctx.newPage();
+    page.on('pageerror', (error) => {
+      throw error;
+    });
+    return page;
+  }
+
+  async function signIn(page: Page, username: string, password: string): Promise<void> {
+    await page.goto(`${base}/sign-in`);
+    await page.getByLabel('Email or user name').fill(username);
+    await page.getByLabel('Password').fill(password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  /** axe finds no serious or critical violation; then the page at both widths into screenshots/. */
+  async function check(page: Page, name: string): Promise<void> {
+    // Settled: no loading state left on the page.
+    // (A locator, not waitForFunction: the app's CSP refuses the evaluation of strings, as it should.)
+    await page.locator('.loading').first().waitFor({ state: 'detached' });
+    const { violations } = await new AxeBuilder({ page }).analyze();
+    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+    expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
+    expect(await page.locator('main').count()).toBe(1);
+    expect(await page.title()).toMatch(/ · Test Management$/);
+    for (const [width, viewport] of Object.entries(WIDTHS)) {
+      await page.setViewportSize(viewport);
+      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    }
+    await page.setViewportSize(WIDTHS.desktop);
+  }
+
+  it('signs the bootstrap admin in, shows the admin pages, and lists a failed sign-in in the audit', async () => {
+    const page = await newPage();
+    await page.goto(base);
+    await page.waitForURL(/\/sign-in/);
+    await check(page, 'sign-in');
+    await signIn(page, ADMIN, 'not the password');
+    await page.getByRole('alert').waitFor();
+    expect(await page.getByRole('alert').textContent()).toContain('Invalid username or password');
+    await signIn(page, ADMIN, adminPassword);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await check(page, 'projects-empty');
+    await page.getByRole('link', { name: 'Admin' }).click();
+    await page.getByRole('heading', { name: 'Users' }).waitFor();
+    await check(page, 'admin-users');
+    await page.goto(`${base}/admin/audit?type=LOGIN_FAILURE`);
+    await page.getByRole('cell', { name: 'LOGIN_FAILURE' }).first().waitFor();
+    expect(await page.getByRole('cell', { name: ADMIN }).count()).toBeGreaterThan(0);
+    await check(page, 'admin-audit');
+    await page.getByRole('link', { name: 'Subscription' }).click();
+    await page.getByRole('heading', { name: 'Subscription' }).waitFor();
+    await check(page, 'admin-subscription');
+    await page.context().close();
+  }, 90_000);
+
+  it('lets an admin create a group and bind a project to it', async () => {
+    const page = await newPage();
+    await signIn(page, ADMIN, adminPassword);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    // A project to bind (the projects pages are part 2 of the UI).
+    const token = await page.evaluate(async () => {
+      const res = await fetch('/api/auth/refresh', { method: 'POST' });
+      return ((await res.json()) as { accessToken: string }).accessToken;
+    });
+    const project = await fetch(`${base}/api/projects`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ key: 'WEB', name: 'Web shop' }),
+    });
+    expect(project.status).toBe(201);
+    await page.goto(`${base}/admin/groups`);
+    await page.getByLabel('New group name').fill('QA-Team');
+    await page.getByRole('button', { name: 'Create group' }).click();
+    await page.getByLabel('Project', { exact: true }).selectOption({ label: 'Web shop' });
+    await page.getByLabel('Role', { exact: true }).selectOption('REPORTER');
+    await page.getByRole('button', { name: 'Bind project' }).click();
+    await page.getByText('Web shop: REPORTER').waitFor();
+    await check(page, 'admin-groups');
+    await page.context().close();
+  }, 60_000);
+
+  it('registers a user through the mail outbox, who creates, uses and revokes an API key', async () => {
+    const page = await newPage();
+    await page.goto(`${base}/register`);
+    await check(page, 'register');
+    await page.getByLabel('Full name').fill('Nora Newcomer');
+    await page.getByLabel('Email').fill('nora@example.com');
+    await page.getByRole('button', { name: 'Create account' }).click();
+    await page.getByText('Check your inbox').waitFor();
+    const outbox = join(dataDir, 'outbox');
+    const file = await eventually(async () =>
+      existsSync(outbox) ? readdirSync(outbox).find((f) => f.endsWith('-verification.eml')) : undefined,
+    );
+    const link = tokenIn(parseMessage(readFileSync(join(outbox, file), 'utf8')));
+    await page.goto(`${base}/verify-email?token=${link}`);
+    await check(page, 'verify-email');
+    await page.getByLabel('New password').fill('nora-long-passphrase');
+    await page.getByLabel('Repeat the password').fill('nora-long-passphrase');
+    await page.getByRole('button', { name: 'Verify and set password' }).click();
+    await page.getByText('Your address is verified').waitFor();
+
+    await signIn(page, 'nora@example.com', 'nora-long-passphrase');
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
+    await page.goto(`${base}/admin/users`);
+    await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+    await page.goto(`${base}/profile/api-keys`);
+    await page.getByText('No API keys yet.').waitFor();
+    await check(page, 'api-keys-empty');
+    await page.getByLabel('Name', { exact: true }).fill('nightly CI');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const key = (await page.getByTestId('new-token').textContent())!.trim();
+    expect(await page.getByText('you will not see it again').count()).toBe(1);
+    await check(page, 'api-keys-created');
+    const me = await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } });
+    expect(((await me.json()) as { email: string }).email).toBe('nora@example.com');
+    page.once('dialog', (dialog) => void dialog.accept());
+    await page.getByRole('button', { name: 'Revoke nightly CI' }).click();
+    await page.getByText('No API keys yet.').waitFor();
+    expect((await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(
+      401,
+    );
+    await page.context().close();
+  }, 90_000);
+
+  it('keeps two tabs signed in when both reload at once over a slow network (they take turns to refresh)', async () => {
+    const context = await browser.newContext({ viewport: WIDTHS.desktop });
+    const [one, two] = [await newPage(context), await newPage(context)];
+    await signIn(one, ADMIN, adminPassword);
+    await one.getByRole('heading', { name: 'Projects' }).waitFor();
+    // Latency makes the two tabs' refreshes on reload overlap: without the lock both would present the same
+    // refresh token, the second would count as a reuse, and the family (both tabs) would be signed out.
+    for (const page of [one, two]) {
+      const cdp = await context.newCDPSession(page);
+      await cdp.send('Network.enable');
+      await cdp.send('Network.emulateNetworkConditions', {
+        offline: false,
+        latency: 150,
+        downloadThroughput: -1,
+        uploadThroughput: -1,
+      });
+    }
+    await two.goto(`${base}/profile/api-keys`);
+    await two.getByRole('heading', { name: 'API keys' }).waitFor();
+    for (let i = 0; i < 4; i++) {
+      await Promise.all([one.reload(), two.reload()]);
+      await Promise.all([
+        one.getByRole('heading', { name: 'Projects' }).waitFor(),
+        two.getByRole('heading', { name: 'API keys' }).waitFor(),
+      ]);
+    }
+    expect([one.url(), two.url()].some((url) => url.includes('/sign-in'))).toBe(false);
+    await context.close();
+  }, 90_000);
+
+  it('enrols two-factor from the page, then signs in with a code and with a recovery code', async () => {
+    const page = await newPage();
+    await signIn(page, ADMIN, adminPassword);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('link', { name: 'Security' }).click();
+    await check(page, 'security-off');
+    await page.getByRole('button', { name: 'Set up two-factor' }).click();
+    const secret = (await page.getByTestId('totp-secret').textContent())!.trim();
+    const codes = (await page.getByTestId('recovery-codes').locator('code').allTextContents()).map((c) =>
+      c.trim(),
+    );
+    expect(codes).toHaveLength(10);
+    await check(page, 'security-enrol');
+    await page.getByLabel('6-digit code from the app').fill(await generate({ secret }));
+    await page.getByRole('button', { name: 'Activate' }).click();
+    await page.getByText('Two-factor authentication is on').waitFor();
+    await check(page, 'security-on');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+
+    // With a code from the app: the next time step's (the activation used the current one, and a code is good
+    // once; the service accepts one step of drift).
+    await page.getByLabel('Email or user name').fill(ADMIN);
+    await page.getByLabel('Password').fill(adminPassword);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByLabel('Code').waitFor();
+    await check(page, 'sign-in-code');
+    await page.getByLabel('Code').fill(await generate({ secret, epoch: Math.floor(Date.now() / 1000) + 30 }));
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.waitForURL(/\/sign-in/);
+    // And with a recovery code, which is then used up.
+    await signIn(page, ADMIN, adminPassword);
+    await page.getByLabel('Code').fill(codes[0]);
+    await page.getByRole('button', { name: 'Verify' }).click();
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.goto(`${base}/profile/security`);
+    await page.getByText('9 of 10 recovery codes left').waitFor();
+    await page.context().close();
+  }, 90_000);
+});
