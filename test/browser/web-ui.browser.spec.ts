@@ -88,6 +88,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await signIn(page, ADMIN, 'not the password');
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toContain('Invalid username or password');
+    await check(page, 'sign-in-error');
     await signIn(page, ADMIN, adminPassword);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     await check(page, 'projects-empty');
@@ -155,6 +156,10 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
     await page.goto(`${base}/admin/users`);
     await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
+    await check(page, 'admin-not-allowed');
+    await page.goto(`${base}/no/such/page`);
+    await page.getByRole('heading', { name: 'Page not found' }).waitFor();
+    await check(page, 'not-found');
     await page.goto(`${base}/profile/api-keys`);
     await page.getByText('No API keys yet.').waitFor();
     await check(page, 'api-keys-empty');
@@ -163,6 +168,10 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     const key = (await page.getByTestId('new-token').textContent())!.trim();
     expect(await page.getByText('you will not see it again').count()).toBe(1);
     await check(page, 'api-keys-created');
+    // Dark, as the system asks.
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.screenshot({ path: join(SHOTS, 'api-keys-created-dark.png'), fullPage: true });
+    await page.emulateMedia({ colorScheme: 'light' });
     const me = await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(((await me.json()) as { email: string }).email).toBe('nora@example.com');
     page.once('dialog', (dialog) => void dialog.accept());
