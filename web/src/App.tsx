@@ -36,16 +36,72 @@ export function App() {
         <Route path="/forgot-password" element={<ForgotPassword />} />
         <Route path="/reset-password" element={<ResetPassword />} />
         <Route path="/invitations/accept" element={<AcceptInvitation />} />
-        <Route path="/" element={<Private><Home /></Private>} />
-        <Route path="/projects" element={<Private><Home /></Private>} />
+        <Route
+          path="/"
+          element={
+            <Private>
+              <Home />
+            </Private>
+          }
+        />
+        <Route
+          path="/projects"
+          element={
+            <Private>
+              <Home />
+            </Private>
+          }
+        />
         <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
-        <Route path="/profile/api-keys" element={<Private><ApiKeys /></Private>} />
-        <Route path="/profile/security" element={<Private><Security /></Private>} />
+        <Route
+          path="/profile/api-keys"
+          element={
+            <Private>
+              <ApiKeys />
+            </Private>
+          }
+        />
+        <Route
+          path="/profile/security"
+          element={
+            <Private>
+              <Security />
+            </Private>
+          }
+        />
         <Route path="/admin" element={<Navigate to="/admin/users" replace />} />
-        <Route path="/admin/users" element={<AdminOnly><AdminUsers /></AdminOnly>} />
-        <Route path="/admin/groups" element={<AdminOnly><AdminGroups /></AdminOnly>} />
-        <Route path="/admin/audit" element={<AdminOnly><AdminAudit /></AdminOnly>} />
-        <Route path="/admin/subscription" element={<AdminOnly><AdminSubscription /></AdminOnly>} />
+        <Route
+          path="/admin/users"
+          element={
+            <AdminOnly>
+              <AdminUsers />
+            </AdminOnly>
+          }
+        />
+        <Route
+          path="/admin/groups"
+          element={
+            <AdminOnly>
+              <AdminGroups />
+            </AdminOnly>
+          }
+        />
+        <Route
+          path="/admin/audit"
+          element={
+            <AdminOnly>
+              <AdminAudit />
+            </AdminOnly>
+          }
+        />
+        <Route
+          path="/admin/subscription"
+          element={
+            <AdminOnly>
+              <AdminSubscription />
+            </AdminOnly>
+          }
+        />
         <Route path="*" element={<NotFound />} />
       </Routes>
     </>
@@ -57,7 +113,9 @@ function Private({ children }: { children: ReactNode }) {
   const signedIn = useSignedIn();
   const location = useLocation();
   if (!signedIn) {
-    return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
+    return (
+      <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />
+    );
   }
   return <>{children}</>;
 }

@@ -105,7 +105,6 @@ export interface Subscription {
   status: 'TRIAL' | 'ACTIVE' | 'PAST_DUE' | 'EXPIRED';
 }
 
-
 /** The path of `operation` with its `{param}`s filled and `query` appended (empty values left out). */
 export function pathOf(
   operation: Operation,
@@ -127,38 +126,61 @@ export function pathOf(
 
 /** The typed API of the app, over one Session. */
 export function apiOf(session: Session) {
-  const call = <T>(operation: Operation, options: { params?: Record<string, string | number>; query?: Record<string, string | number | undefined>; body?: unknown } = {}) =>
-    session.request<T>(OPERATIONS[operation][0], pathOf(operation, options.params, options.query), options.body);
+  const call = <T>(
+    operation: Operation,
+    options: {
+      params?: Record<string, string | number>;
+      query?: Record<string, string | number | undefined>;
+      body?: unknown;
+    } = {},
+  ) =>
+    session.request<T>(
+      OPERATIONS[operation][0],
+      pathOf(operation, options.params, options.query),
+      options.body,
+    );
   const anonymous = <T>(operation: Operation, body?: unknown) =>
     session.anonymous<T>(OPERATIONS[operation][0], OPERATIONS[operation][1], body);
   return {
-    login: (username: string, password: string) => anonymous<AccessToken | TwoFactorChallenge>('login', { username, password }),
-    verifyTwoFactor: (challengeToken: string, code: string) => anonymous<AccessToken>('verifyTwoFactor', { challengeToken, code }),
-    register: (fullName: string, email: string) => anonymous<{ message: string }>('register', { fullName, email }),
+    login: (username: string, password: string) =>
+      anonymous<AccessToken | TwoFactorChallenge>('login', { username, password }),
+    verifyTwoFactor: (challengeToken: string, code: string) =>
+      anonymous<AccessToken>('verifyTwoFactor', { challengeToken, code }),
+    register: (fullName: string, email: string) =>
+      anonymous<{ message: string }>('register', { fullName, email }),
     verifyEmail: (token: string, password: string) => anonymous<void>('verifyEmail', { token, password }),
     forgotPassword: (email: string) => anonymous<{ message: string }>('forgotPassword', { email }),
     resetPassword: (token: string, password: string) => anonymous<void>('resetPassword', { token, password }),
     acceptInvitation: (body: { token: string; fullName?: string; password?: string }) =>
-      anonymous<{ projectId: number | null; role: ProjectRole | null; accountCreated: boolean }>('acceptInvitation', body),
+      anonymous<{ projectId: number | null; role: ProjectRole | null; accountCreated: boolean }>(
+        'acceptInvitation',
+        body,
+      ),
     me: () => call<Me>('me'),
     listApiKeys: (page = 0) => call<Page<ApiKey>>('listApiKeys', { query: { page, size: 50 } }),
-    createApiKey: (name: string, expiresAt?: string) => call<CreatedApiKey>('createApiKey', { body: { name, ...(expiresAt ? { expiresAt } : {}) } }),
+    createApiKey: (name: string, expiresAt?: string) =>
+      call<CreatedApiKey>('createApiKey', { body: { name, ...(expiresAt ? { expiresAt } : {}) } }),
     revokeApiKey: (id: number) => call<void>('revokeApiKey', { params: { id } }),
     twoFactorStatus: () => call<TwoFactorStatus>('twoFactorStatus'),
     enrolTwoFactor: () => call<Enrolment>('enrolTwoFactor'),
     activateTwoFactor: (code: string) => call<void>('activateTwoFactor', { body: { code } }),
     disableTwoFactor: (code: string) => call<void>('disableTwoFactor', { body: { code } }),
-    listUsers: (q: string, page: number) => call<Page<AdminUser>>('listUsers', { query: { q, page, size: 20 } }),
-    updateUser: (id: number, changes: { admin?: boolean; enabled?: boolean }) => call<AdminUser>('updateUser', { params: { id }, body: changes }),
+    listUsers: (q: string, page: number) =>
+      call<Page<AdminUser>>('listUsers', { query: { q, page, size: 20 } }),
+    updateUser: (id: number, changes: { admin?: boolean; enabled?: boolean }) =>
+      call<AdminUser>('updateUser', { params: { id }, body: changes }),
     listGroups: (page = 0) => call<Page<Group>>('listGroups', { query: { page, size: 50 } }),
     getGroup: (id: number) => call<Group>('getGroup', { params: { id } }),
     createGroup: (name: string) => call<Group>('createGroup', { body: { name } }),
     renameGroup: (id: number, name: string) => call<Group>('renameGroup', { params: { id }, body: { name } }),
     deleteGroup: (id: number) => call<void>('deleteGroup', { params: { id } }),
-    setBindings: (id: number, bindings: Group['bindings']) => call<Group>('setBindings', { params: { id }, body: bindings }),
-    listGroupMembers: (id: number) => call<Page<GroupMember>>('listGroupMembers', { params: { id }, query: { size: 200 } }),
+    setBindings: (id: number, bindings: Group['bindings']) =>
+      call<Group>('setBindings', { params: { id }, body: bindings }),
+    listGroupMembers: (id: number) =>
+      call<Page<GroupMember>>('listGroupMembers', { params: { id }, query: { size: 200 } }),
     addGroupMember: (id: number, userId: number) => call<void>('addGroupMember', { params: { id, userId } }),
-    removeGroupMember: (id: number, userId: number) => call<void>('removeGroupMember', { params: { id, userId } }),
+    removeGroupMember: (id: number, userId: number) =>
+      call<void>('removeGroupMember', { params: { id, userId } }),
     audit: (query: { type?: string; actorId?: string; from?: string; to?: string; page: number }) =>
       call<Page<AuditEvent>>('audit', { query: { ...query, size: 50, sort: 'at,desc' } }),
     subscription: () => call<Subscription>('subscription'),

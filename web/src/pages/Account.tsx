@@ -58,11 +58,28 @@ export function Register() {
   return (
     <Page title="Create an account">
       {form.done ? (
-        <Done>Check your inbox: we sent a link to {email} to verify the address and choose your password.</Done>
+        <Done>
+          Check your inbox: we sent a link to {email} to verify the address and choose your password.
+        </Done>
       ) : (
         <form className="card narrow" onSubmit={form.submit} noValidate>
-          <Field label="Full name" name="fullName" autoComplete="name" required value={fullName} onChange={(e) => setFullName(e.target.value)} />
-          <Field label="Email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          <Field
+            label="Full name"
+            name="fullName"
+            autoComplete="name"
+            required
+            value={fullName}
+            onChange={(e) => setFullName(e.target.value)}
+          />
+          <Field
+            label="Email"
+            name="email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
           <ErrorMessage error={form.error} />
           <button type="submit" disabled={form.busy || !fullName.trim() || !email.includes('@')}>
             Create account
@@ -185,13 +202,23 @@ export function ForgotPassword() {
     <Page title="Forgot your password?">
       {form.done ? (
         <Done>
-          If {email} belongs to an account with a password here, a reset link is on its way. Directory (LDAP) users: the
-          directory owns your password; change it there.
+          If {email} belongs to an account with a password here, a reset link is on its way. Directory (LDAP)
+          users: the directory owns your password; change it there.
         </Done>
       ) : (
         <form className="card narrow" onSubmit={form.submit} noValidate>
-          <Field label="Email" name="email" type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
-          <p className="hint">Directory (LDAP) users cannot reset their password here: the directory owns it.</p>
+          <Field
+            label="Email"
+            name="email"
+            type="email"
+            autoComplete="email"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
+          <p className="hint">
+            Directory (LDAP) users cannot reset their password here: the directory owns it.
+          </p>
           <ErrorMessage error={form.error} />
           <button type="submit" disabled={form.busy || !email.includes('@')}>
             Send reset link
@@ -211,17 +238,32 @@ export function AcceptInvitation() {
   const [result, setResult] = useState<{ accountCreated: boolean } | undefined>();
   const form = useSubmit(() =>
     api
-      .acceptInvitation({ token, ...(fullName.trim() ? { fullName: fullName.trim() } : {}), ...(password ? { password } : {}) })
+      .acceptInvitation({
+        token,
+        ...(fullName.trim() ? { fullName: fullName.trim() } : {}),
+        ...(password ? { password } : {}),
+      })
       .then(setResult),
   );
   return (
     <Page title="Accept the invitation">
       {form.done && result ? (
-        <Done>{result.accountCreated ? 'Your account is ready.' : 'The invitation is accepted for your account.'}</Done>
+        <Done>
+          {result.accountCreated ? 'Your account is ready.' : 'The invitation is accepted for your account.'}
+        </Done>
       ) : (
         <form className="card narrow" onSubmit={form.submit} noValidate>
-          <p>Already have an account? Accept with no more than this button. New here? Choose your name and password.</p>
-          <Field label="Full name (new accounts)" name="fullName" autoComplete="name" value={fullName} onChange={(e) => setFullName(e.target.value)} />
+          <p>
+            Already have an account? Accept with no more than this button. New here? Choose your name and
+            password.
+          </p>
+          <Field
+            label="Full name (new accounts)"
+            name="fullName"
+            autoComplete="name"
+            value={fullName}
+            onChange={(e) => setFullName(e.target.value)}
+          />
           <Field
             label="Password (new accounts)"
             name="password"

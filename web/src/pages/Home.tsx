@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { useApi } from '../session-context';
-import { Empty, ErrorMessage, Loading, Page } from '../ui/components';
+import { Loaded, noItems, Page } from '../ui/components';
 
 /** The projects the user can see (part 2 of the UI opens them). */
 export function Home() {
@@ -8,33 +8,34 @@ export function Home() {
   const projects = useQuery({ queryKey: ['projects'], queryFn: () => api.listProjects() });
   return (
     <Page title="Projects">
-      {projects.isPending ? (
-        <Loading what="Loading projects" />
-      ) : projects.error ? (
-        <ErrorMessage error={projects.error} />
-      ) : projects.data.content.length === 0 ? (
-        <Empty>No projects yet: you see the projects you are a member of, directly or through a group.</Empty>
-      ) : (
-        <table>
-          <caption className="visually-hidden">Your projects</caption>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Name</th>
-              <th scope="col">Your role</th>
-            </tr>
-          </thead>
-          <tbody>
-            {projects.data.content.map((p) => (
-              <tr key={p.id}>
-                <td>{p.key}</td>
-                <td>{p.name}</td>
-                <td>{p.role}</td>
+      <Loaded
+        query={projects}
+        what="Loading projects"
+        isEmpty={noItems}
+        empty="No projects yet: you see the projects you are a member of, directly or through a group."
+      >
+        {(data) => (
+          <table>
+            <caption className="visually-hidden">Your projects</caption>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Name</th>
+                <th scope="col">Your role</th>
               </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+            </thead>
+            <tbody>
+              {data.content.map((p) => (
+                <tr key={p.id}>
+                  <td>{p.key}</td>
+                  <td>{p.name}</td>
+                  <td>{p.role}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        )}
+      </Loaded>
     </Page>
   );
 }

@@ -75,11 +75,19 @@ export function SignIn() {
             onChange={(e) => setCode(e.target.value)}
             autoFocus
           />
-          {waitSeconds ? <Countdown seconds={waitSeconds} onDone={clearWait} /> : <ErrorMessage error={error} />}
+          {waitSeconds ? (
+            <Countdown seconds={waitSeconds} onDone={clearWait} />
+          ) : (
+            <ErrorMessage error={error} />
+          )}
           <button type="submit" disabled={busy || !code.trim() || waitSeconds !== undefined}>
             Verify
           </button>
-          <button type="button" className="link" onClick={() => (setChallenge(undefined), setCode(''), setError(undefined))}>
+          <button
+            type="button"
+            className="link"
+            onClick={() => (setChallenge(undefined), setCode(''), setError(undefined))}
+          >
             Back
           </button>
         </form>
@@ -103,12 +111,17 @@ export function SignIn() {
             value={password}
             onChange={(e) => setPassword(e.target.value)}
           />
-          {waitSeconds ? <Countdown seconds={waitSeconds} onDone={clearWait} /> : <ErrorMessage error={error} />}
+          {waitSeconds ? (
+            <Countdown seconds={waitSeconds} onDone={clearWait} />
+          ) : (
+            <ErrorMessage error={error} />
+          )}
           <button type="submit" disabled={busy || !username.trim() || !password || waitSeconds !== undefined}>
             {busy ? 'Signing in…' : 'Sign in'}
           </button>
           <p className="links">
-            <Link to="/forgot-password">Forgot your password?</Link> · <Link to="/register">Create an account</Link>
+            <Link to="/forgot-password">Forgot your password?</Link> ·{' '}
+            <Link to="/register">Create an account</Link>
           </p>
           <p className="hint">Directory (LDAP) users sign in with their directory user name and password.</p>
         </form>

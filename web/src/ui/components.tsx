@@ -4,7 +4,15 @@ import { ApiError } from '../api/session';
 const PRODUCT = 'Test Management';
 
 /** A page: its <title>, its one <main> landmark and heading. */
-export function Page({ title, children, actions }: { title: string; children: ReactNode; actions?: ReactNode }) {
+export function Page({
+  title,
+  children,
+  actions,
+}: {
+  title: string;
+  children: ReactNode;
+  actions?: ReactNode;
+}) {
   useEffect(() => {
     document.title = `${title} · ${PRODUCT}`;
   }, [title]);
@@ -61,6 +69,35 @@ export function Empty({ children }: { children: ReactNode }) {
   return <p className="empty">{children}</p>;
 }
 
+/** A query's three other states (loading, failed, empty) in one place; `children` renders its data. */
+export function Loaded<T>({
+  query,
+  what = 'Loading',
+  isEmpty,
+  empty,
+  children,
+}: {
+  query: { isPending: boolean; error: unknown; data: T | undefined };
+  what?: string;
+  isEmpty?: (data: T) => boolean;
+  empty?: ReactNode;
+  children: (data: T) => ReactNode;
+}) {
+  if (query.isPending) {
+    return <Loading what={what} />;
+  }
+  if (query.error || query.data === undefined) {
+    return <ErrorMessage error={query.error} />;
+  }
+  if (isEmpty?.(query.data)) {
+    return <Empty>{empty}</Empty>;
+  }
+  return <>{children(query.data)}</>;
+}
+
+/** For pages of the API: empty when it has no items. */
+export const noItems = (page: { content: unknown[] }) => page.content.length === 0;
+
 /** A labelled input: the label, the control, and a hint or a field error under it. */
 export function Field({
   label,
@@ -73,7 +110,12 @@ export function Field({
   return (
     <div className="field">
       <label htmlFor={id}>{label}</label>
-      <input id={id} aria-describedby={hint || error ? hintId : undefined} aria-invalid={error ? true : undefined} {...input} />
+      <input
+        id={id}
+        aria-describedby={hint || error ? hintId : undefined}
+        aria-invalid={error ? true : undefined}
+        {...input}
+      />
       {error ? (
         <span className="field-error" id={hintId}>
           {error}
@@ -114,7 +156,15 @@ export function formatDate(iso: string | null | undefined): string {
 }
 
 /** A paged table's navigation. */
-export function Pager({ page, totalPages, onPage }: { page: number; totalPages: number; onPage: (page: number) => void }) {
+export function Pager({
+  page,
+  totalPages,
+  onPage,
+}: {
+  page: number;
+  totalPages: number;
+  onPage: (page: number) => void;
+}) {
   if (totalPages <= 1) {
     return null;
   }

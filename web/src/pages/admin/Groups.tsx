@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { Group, ProjectRole } from '../../api/client';
 import { useApi } from '../../session-context';
-import { Empty, ErrorMessage, Field, Loading, Page } from '../../ui/components';
+import { Empty, ErrorMessage, Field, Loading, Page, Loaded, noItems } from '../../ui/components';
 import { AdminNav } from './AdminNav';
 
 const ROLES: ProjectRole[] = ['VIEWER', 'REPORTER', 'MAINTAINER', 'OWNER'];
@@ -25,8 +25,8 @@ export function AdminGroups() {
     <Page title="Groups">
       <AdminNav />
       <p>
-        Groups give their members roles on projects. Directory (LDAP) groups map onto groups of exactly the same name
-        (case-sensitive) at each directory sign-in.
+        Groups give their members roles on projects. Directory (LDAP) groups map onto groups of exactly the
+        same name (case-sensitive) at each directory sign-in.
       </p>
       <form
         className="card"
@@ -37,30 +37,37 @@ export function AdminGroups() {
         }}
         noValidate
       >
-        <Field label="New group name" name="name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
+        <Field
+          label="New group name"
+          name="name"
+          value={name}
+          maxLength={200}
+          onChange={(e) => setName(e.target.value)}
+        />
         <ErrorMessage error={create.error} />
         <button type="submit" disabled={create.isPending || !name.trim()}>
           Create group
         </button>
       </form>
-      {groups.isPending ? (
-        <Loading what="Loading groups" />
-      ) : groups.error ? (
-        <ErrorMessage error={groups.error} />
-      ) : groups.data.content.length === 0 ? (
-        <Empty>No groups yet.</Empty>
-      ) : (
-        <ul className="groups">
-          {groups.data.content.map((g) => (
-            <li key={g.id} className="card">
-              <button type="button" className="group-toggle" aria-expanded={open === g.id} onClick={() => setOpen(open === g.id ? undefined : g.id)}>
-                {g.name}
-              </button>
-              {open === g.id ? <GroupDetail id={g.id} onGone={() => setOpen(undefined)} /> : null}
-            </li>
-          ))}
-        </ul>
-      )}
+      <Loaded query={groups} what="Loading groups" isEmpty={noItems} empty={<>No groups yet.</>}>
+        {(data) => (
+          <ul className="groups">
+            {data.content.map((g) => (
+              <li key={g.id} className="card">
+                <button
+                  type="button"
+                  className="group-toggle"
+                  aria-expanded={open === g.id}
+                  onClick={() => setOpen(open === g.id ? undefined : g.id)}
+                >
+                  {g.name}
+                </button>
+                {open === g.id ? <GroupDetail id={g.id} onGone={() => setOpen(undefined)} /> : null}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Loaded>
     </Page>
   );
 }
@@ -80,11 +87,26 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
     void queries.invalidateQueries({ queryKey: ['group-members', id] });
     void queries.invalidateQueries({ queryKey: ['groups'] });
   };
-  const save = useMutation({ mutationFn: (bindings: Group['bindings']) => api.setBindings(id, bindings), onSuccess: changed });
-  const renamed = useMutation({ mutationFn: (name: string) => api.renameGroup(id, name), onSuccess: () => (setRename(undefined), changed()) });
-  const removed = useMutation({ mutationFn: () => api.deleteGroup(id), onSuccess: () => (onGone(), changed()) });
-  const added = useMutation({ mutationFn: (user: number) => api.addGroupMember(id, user), onSuccess: () => (setUserId(''), changed()) });
-  const dropped = useMutation({ mutationFn: (user: number) => api.removeGroupMember(id, user), onSuccess: changed });
+  const save = useMutation({
+    mutationFn: (bindings: Group['bindings']) => api.setBindings(id, bindings),
+    onSuccess: changed,
+  });
+  const renamed = useMutation({
+    mutationFn: (name: string) => api.renameGroup(id, name),
+    onSuccess: () => (setRename(undefined), changed()),
+  });
+  const removed = useMutation({
+    mutationFn: () => api.deleteGroup(id),
+    onSuccess: () => (onGone(), changed()),
+  });
+  const added = useMutation({
+    mutationFn: (user: number) => api.addGroupMember(id, user),
+    onSuccess: () => (setUserId(''), changed()),
+  });
+  const dropped = useMutation({
+    mutationFn: (user: number) => api.removeGroupMember(id, user),
+    onSuccess: changed,
+  });
   if (group.isPending) {
     return <Loading />;
   }
@@ -92,7 +114,8 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
     return <ErrorMessage error={group.error} />;
   }
   const bindings = group.data.bindings;
-  const projectName = (pid: number) => projects.data?.content.find((p) => p.id === pid)?.name ?? `project #${pid}`;
+  const projectName = (pid: number) =>
+    projects.data?.content.find((p) => p.id === pid)?.name ?? `project #${pid}`;
   return (
     <div className="group-detail">
       <ErrorMessage error={save.error ?? renamed.error ?? removed.error ?? added.error ?? dropped.error} />
@@ -118,7 +141,10 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         <button
           type="button"
           className="danger"
-          onClick={() => window.confirm(`Delete the group "${group.data.name}"? Its members lose the roles it gave.`) && removed.mutate()}
+          onClick={() =>
+            window.confirm(`Delete the group "${group.data.name}"? Its members lose the roles it gave.`) &&
+            removed.mutate()
+          }
         >
           Delete group
         </button>
@@ -129,7 +155,11 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         {bindings.map((b) => (
           <li key={b.projectId}>
             {projectName(b.projectId)}: {b.role}{' '}
-            <button type="button" className="link" onClick={() => save.mutate(bindings.filter((x) => x.projectId !== b.projectId))}>
+            <button
+              type="button"
+              className="link"
+              onClick={() => save.mutate(bindings.filter((x) => x.projectId !== b.projectId))}
+            >
               Remove<span className="visually-hidden"> {projectName(b.projectId)}</span>
             </button>
           </li>
@@ -157,7 +187,11 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         </div>
         <div className="field">
           <label htmlFor={`bind-role-${id}`}>Role</label>
-          <select id={`bind-role-${id}`} value={role} onChange={(e) => setRole(e.target.value as ProjectRole)}>
+          <select
+            id={`bind-role-${id}`}
+            value={role}
+            onChange={(e) => setRole(e.target.value as ProjectRole)}
+          >
             {ROLES.map((r) => (
               <option key={r}>{r}</option>
             ))}
@@ -196,7 +230,13 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
           added.mutate(Number(userId));
         }}
       >
-        <Field label="User id" inputMode="numeric" value={userId} onChange={(e) => setUserId(e.target.value.replace(/\D/g, ''))} hint="The id shown in Admin → Users" />
+        <Field
+          label="User id"
+          inputMode="numeric"
+          value={userId}
+          onChange={(e) => setUserId(e.target.value.replace(/\D/g, ''))}
+          hint="The id shown in Admin → Users"
+        />
         <button type="submit" disabled={!userId || added.isPending}>
           Add member
         </button>

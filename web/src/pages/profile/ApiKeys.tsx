@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { CreatedApiKey } from '../../api/client';
 import { useApi } from '../../session-context';
-import { Empty, ErrorMessage, Field, formatDate, Loading, Notice, Page } from '../../ui/components';
+import { ErrorMessage, Field, formatDate, Loaded, noItems, Notice, Page } from '../../ui/components';
 
 export function ApiKeys() {
   const api = useApi();
@@ -13,7 +13,8 @@ export function ApiKeys() {
   const [created, setCreated] = useState<CreatedApiKey | undefined>();
   const [copied, setCopied] = useState(false);
   const create = useMutation({
-    mutationFn: () => api.createApiKey(name.trim(), expires ? new Date(`${expires}T23:59:59`).toISOString() : undefined),
+    mutationFn: () =>
+      api.createApiKey(name.trim(), expires ? new Date(`${expires}T23:59:59`).toISOString() : undefined),
     onSuccess: (key) => {
       setCreated(key);
       setCopied(false);
@@ -35,13 +36,28 @@ export function ApiKeys() {
   return (
     <Page title="API keys">
       <p>
-        API keys let tools (CI runners, SDKs, scripts) send results as you. Send one as <code>Authorization: Bearer &lt;key&gt;</code>.
+        API keys let tools (CI runners, SDKs, scripts) send results as you. Send one as{' '}
+        <code>Authorization: Bearer &lt;key&gt;</code>.
       </p>
       <form className="card" onSubmit={submit} noValidate aria-label="Create an API key">
         <h2>Create a key</h2>
         <div className="row">
-          <Field label="Name" name="name" required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} hint="What uses it, e.g. nightly CI" />
-          <Field label="Expires (optional)" name="expires" type="date" value={expires} onChange={(e) => setExpires(e.target.value)} />
+          <Field
+            label="Name"
+            name="name"
+            required
+            maxLength={100}
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            hint="What uses it, e.g. nightly CI"
+          />
+          <Field
+            label="Expires (optional)"
+            name="expires"
+            type="date"
+            value={expires}
+            onChange={(e) => setExpires(e.target.value)}
+          />
         </div>
         <ErrorMessage error={create.error} />
         <button type="submit" disabled={create.isPending || !name.trim()}>
@@ -73,57 +89,57 @@ export function ApiKeys() {
       ) : null}
       <h2>Your keys</h2>
       <ErrorMessage error={revoke.error} />
-      {keys.isPending ? (
-        <Loading what="Loading keys" />
-      ) : keys.error ? (
-        <ErrorMessage error={keys.error} />
-      ) : keys.data.content.length === 0 ? (
-        <Empty>No API keys yet.</Empty>
-      ) : (
-        <div className="table-wrap">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Name</th>
-                <th scope="col">Prefix</th>
-                <th scope="col">Created</th>
-                <th scope="col">Expires</th>
-                <th scope="col">Last used</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {keys.data.content.map((key) => (
-                <tr key={key.id}>
-                  <td>{key.name}</td>
-                  <td>
-                    <code>{key.prefix}…</code>
-                  </td>
-                  <td>{formatDate(key.createdAt)}</td>
-                  <td>{key.expiresAt ? formatDate(key.expiresAt) : 'never'}</td>
-                  <td>{key.lastUsedAt ? formatDate(key.lastUsedAt) : 'never'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="danger"
-                      disabled={revoke.isPending}
-                      onClick={() => {
-                        if (window.confirm(`Revoke the key "${key.name}"? Tools using it stop working at once.`)) {
-                          revoke.mutate(key.id);
-                        }
-                      }}
-                    >
-                      Revoke<span className="visually-hidden"> {key.name}</span>
-                    </button>
-                  </td>
+      <Loaded query={keys} what="Loading keys" isEmpty={noItems} empty={<>No API keys yet.</>}>
+        {(data) => (
+          <div className="table-wrap">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Name</th>
+                  <th scope="col">Prefix</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
-      )}
+              </thead>
+              <tbody>
+                {data.content.map((key) => (
+                  <tr key={key.id}>
+                    <td>{key.name}</td>
+                    <td>
+                      <code>{key.prefix}…</code>
+                    </td>
+                    <td>{formatDate(key.createdAt)}</td>
+                    <td>{key.expiresAt ? formatDate(key.expiresAt) : 'never'}</td>
+                    <td>{key.lastUsedAt ? formatDate(key.lastUsedAt) : 'never'}</td>
+                    <td>
+                      <button
+                        type="button"
+                        className="danger"
+                        disabled={revoke.isPending}
+                        onClick={() => {
+                          if (
+                            window.confirm(
+                              `Revoke the key "${key.name}"? Tools using it stop working at once.`,
+                            )
+                          ) {
+                            revoke.mutate(key.id);
+                          }
+                        }}
+                      >
+                        Revoke<span className="visually-hidden"> {key.name}</span>
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Loaded>
     </Page>
   );
 }

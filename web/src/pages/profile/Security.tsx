@@ -18,7 +18,10 @@ export function Security() {
     void queries.invalidateQueries({ queryKey: ['2fa'] });
     void queries.invalidateQueries({ queryKey: ['me'] });
   };
-  const enrol = useMutation({ mutationFn: () => api.enrolTwoFactor(), onSuccess: (e) => (setEnrolment(e), setMessage(undefined)) });
+  const enrol = useMutation({
+    mutationFn: () => api.enrolTwoFactor(),
+    onSuccess: (e) => (setEnrolment(e), setMessage(undefined)),
+  });
   const activate = useMutation({
     mutationFn: () => api.activateTwoFactor(code.trim()),
     onSuccess: () => {
@@ -67,9 +70,21 @@ export function Security() {
           <p>
             <strong>On.</strong> {status.data.recoveryCodesRemaining} of 10 recovery codes left.
           </p>
-          <Field label="Current 6-digit code" name="code" inputMode="numeric" autoComplete="one-time-code" value={code} onChange={(e) => setCode(e.target.value)} hint="To turn two-factor off, enter a code from your app (not a recovery code)." />
+          <Field
+            label="Current 6-digit code"
+            name="code"
+            inputMode="numeric"
+            autoComplete="one-time-code"
+            value={code}
+            onChange={(e) => setCode(e.target.value)}
+            hint="To turn two-factor off, enter a code from your app (not a recovery code)."
+          />
           <ErrorMessage error={disable.error} />
-          <button type="submit" className="danger" disabled={disable.isPending || !/^\d{6}$/.test(code.trim())}>
+          <button
+            type="submit"
+            className="danger"
+            disabled={disable.isPending || !/^\d{6}$/.test(code.trim())}
+          >
             Turn off two-factor
           </button>
         </form>
@@ -85,13 +100,22 @@ export function Security() {
           <ol className="steps">
             <li>
               <p>Scan the QR code with an authenticator app, or enter the secret by hand.</p>
-              <img src={enrolment.qrCodeDataUrl} alt="QR code of the two-factor secret" width={200} height={200} />
+              <img
+                src={enrolment.qrCodeDataUrl}
+                alt="QR code of the two-factor secret"
+                width={200}
+                height={200}
+              />
               <p>
-                Secret: <code data-testid="totp-secret">{enrolment.secret}</code> · <a href={enrolment.otpauthUrl}>otpauth link</a>
+                Secret: <code data-testid="totp-secret">{enrolment.secret}</code> ·{' '}
+                <a href={enrolment.otpauthUrl}>otpauth link</a>
               </p>
             </li>
             <li>
-              <p>Keep these recovery codes somewhere safe. Each signs you in once when you do not have your app.</p>
+              <p>
+                Keep these recovery codes somewhere safe. Each signs you in once when you do not have your
+                app.
+              </p>
               <ul className="codes" data-testid="recovery-codes">
                 {enrolment.recoveryCodes.map((c) => (
                   <li key={c}>
@@ -102,12 +126,22 @@ export function Security() {
               <button type="button" onClick={() => download(enrolment.recoveryCodes)}>
                 Download as a text file
               </button>{' '}
-              <button type="button" onClick={() => void navigator.clipboard?.writeText(enrolment.recoveryCodes.join('\n'))}>
+              <button
+                type="button"
+                onClick={() => void navigator.clipboard?.writeText(enrolment.recoveryCodes.join('\n'))}
+              >
                 Copy
               </button>
             </li>
             <li>
-              <Field label="6-digit code from the app" name="code" inputMode="numeric" autoComplete="one-time-code" value={code} onChange={(e) => setCode(e.target.value)} />
+              <Field
+                label="6-digit code from the app"
+                name="code"
+                inputMode="numeric"
+                autoComplete="one-time-code"
+                value={code}
+                onChange={(e) => setCode(e.target.value)}
+              />
             </li>
           </ol>
           <ErrorMessage error={activate.error} />
@@ -118,7 +152,8 @@ export function Security() {
       ) : (
         <div className="card narrow">
           <p>
-            <strong>Off.</strong> With two-factor on, signing in also asks for a code from an authenticator app.
+            <strong>Off.</strong> With two-factor on, signing in also asks for a code from an authenticator
+            app.
           </p>
           <ErrorMessage error={enrol.error} />
           <button type="button" onClick={() => enrol.mutate()} disabled={enrol.isPending}>
