@@ -183,6 +183,54 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.context().close();
   }, 90_000);
 
+  it('accepts a workspace invitation from its mail, creating the account, and lets an admin disable it', async () => {
+    const admin = await newPage();
+    await signIn(admin, ADMIN, adminPassword);
+    await admin.getByRole('heading', { name: 'Projects' }).waitFor();
+    const status = await admin.evaluate(async () => {
+      const refreshed = (await (await fetch('/api/auth/refresh', { method: 'POST' })).json()) as {
+        accessToken: string;
+      };
+      const res = await fetch('/api/workspace/invitations', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${refreshed.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: 'ines@example.com' }),
+      });
+      return res.status;
+    });
+    expect(status).toBe(202);
+    const outbox = join(dataDir, 'outbox');
+    const file = await eventually(async () =>
+      existsSync(outbox)
+        ? readdirSync(outbox).find((f) => f.endsWith('-workspace-invitation.eml'))
+        : undefined,
+    );
+    const token = tokenIn(parseMessage(readFileSync(join(outbox, file), 'utf8')));
+    const page = await newPage();
+    await page.goto(`${base}/invitations/accept?token=${token}`);
+    await check(page, 'accept-invitation');
+    await page.getByLabel('Full name (new accounts)').fill('Ines Invited');
+    await page.getByLabel('Password (new accounts)').fill('ines-long-passphrase');
+    await page.getByRole('button', { name: 'Accept invitation' }).click();
+    await page.getByText('Your account is ready.').waitFor();
+    await signIn(page, 'ines@example.com', 'ines-long-passphrase');
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+
+    await admin.goto(`${base}/admin/users`);
+    await admin.getByLabel('Search by name or email').fill('ines');
+    await admin.getByRole('cell', { name: 'ines@example.com' }).waitFor();
+    admin.once('dialog', (dialog) => void dialog.accept());
+    // A controlled checkbox: it shows the new state once the service has stored it.
+    await admin.getByLabel('Ines Invited may sign in').click();
+    await eventually(async () =>
+      (await admin.getByLabel('Ines Invited may sign in').isChecked()) ? undefined : true,
+    );
+    await signIn(page, 'ines@example.com', 'ines-long-passphrase');
+    await page.getByRole('alert').waitFor();
+    await admin.context().close();
+    await page.context().close();
+  }, 90_000);
+
   it('keeps two tabs signed in when both reload at once over a slow network (they take turns to refresh)', async () => {
     const context = await browser.newContext({ viewport: WIDTHS.desktop });
     const [one, two] = [await newPage(context), await newPage(context)];
