@@ -46,6 +46,7 @@ const settle = () => new Promise((resolve) => setImmediate(resolve));
 describe(LiveSockets.name, () => {
   let relay: InProcessRelay;
   let sut: LiveSockets;
+  let databaseAway = false;
 
   beforeEach(() => {
     relay = new InProcessRelay();
@@ -59,6 +60,9 @@ describe(LiveSockets.name, () => {
     };
     const access = {
       require: async (_user: unknown, projectId: string) => {
+        if (databaseAway) {
+          throw new Error('Connection terminated unexpectedly');
+        }
         if (projectId !== '7') {
           throw AppError.notFound(`Project ${projectId} not found`);
         }
@@ -72,7 +76,10 @@ describe(LiveSockets.name, () => {
       { live: { pingIntervalMs: 60_000 } } as AppConfig,
     );
   });
-  afterEach(() => sut.onModuleDestroy());
+  afterEach(() => {
+    sut.onModuleDestroy();
+    databaseAway = false;
+  });
 
   async function subscribedSocket(): Promise<FakeSocket> {
     const ws = new FakeSocket();
@@ -164,5 +171,13 @@ describe(LiveSockets.name, () => {
     expect(ws.closedWith).toBeUndefined();
     await publish();
     expect(ws.messages()[2]).toEqual(expect.objectContaining({ type: 'event' }));
+  });
+
+  it('keeps delivering when the access check itself fails (the database away): no 4401, no unsubscribe', async () => {
+    const ws = await subscribedSocket();
+    databaseAway = true;
+    await publish();
+    expect(ws.closedWith).toBeUndefined();
+    expect(ws.messages()[1]).toEqual(expect.objectContaining({ type: 'event' }));
   });
 });

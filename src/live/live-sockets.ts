@@ -1,7 +1,7 @@
 import { Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import type { RawData, WebSocket } from 'ws';
 import { ProjectAccessService } from '../access/project-access.service.js';
-import { AppError, HTTP_STATUS_OF } from '../common/app-error.js';
+import { AppError, ErrorCode, HTTP_STATUS_OF } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { AuthenticationGuard } from '../auth/authentication.guard.js';
 import { AppConfig } from '../config/app-config.js';
@@ -104,7 +104,13 @@ export class LiveSockets implements OnModuleDestroy {
     });
     ws.on('pong', () => (client.alive = true));
     ws.on('close', () => this.drop(client));
-    ws.on('error', () => ws.terminate());
+    // ws closes by itself after a protocol error (1009 for a frame over 64 KiB): cutting the socket then would
+    // lose that close frame. Anything else ends the socket.
+    ws.on('error', () => {
+      if (ws.readyState !== ws.CLOSING && ws.readyState !== ws.CLOSED) {
+        ws.terminate();
+      }
+    });
   }
 
   onModuleDestroy(): void {
@@ -178,6 +184,10 @@ export class LiveSockets implements OnModuleDestroy {
       throw AppError.validation('auth needs "token": an access JWT or an API token');
     }
     const { user, expiresAt } = await this.auth.authenticateToken(token);
+    if (!this.clients.has(client)) {
+      // Gone while the token was checked: nothing to keep, no timer to set.
+      return;
+    }
     if (client.user && client.user.id !== user.id) {
       throw AppError.forbidden('A socket stays with the user it authenticated as: open another one');
     }
@@ -189,7 +199,7 @@ export class LiveSockets implements OnModuleDestroy {
       // An access token's socket lives as long as the token; a fresh `auth` before then moves the deadline.
       client.authTimer = setTimeout(
         () => client.ws.close(CLOSE.UNAUTHENTICATED, 'The access token expired: send a fresh auth'),
-        Math.max(0, expiresAt - Date.now()),
+        timerDelay(expiresAt - Date.now()),
       );
     }
   }
@@ -281,16 +291,23 @@ export class LiveSockets implements OnModuleDestroy {
     if (this.access.size > 10_000) {
       this.access.clear();
     }
-    const check: AccessCheck = { until: 0 };
+    // On a failed check (the database away for a moment) the last verdict stands, uncached: the next event asks
+    // again. A valid credential is never refused for it.
+    const check: AccessCheck = { until: 0, denied: known?.denied };
     check.pending = (async () => {
       try {
         await this.auth.authenticateToken(client.token!);
         await this.projects.require(user, projectId, 'VIEWER');
-      } catch (error) {
-        check.denied =
-          error instanceof AppError ? error : AppError.unauthenticated('The credential could not be checked');
-      } finally {
+        check.denied = undefined;
         check.until = Date.now() + ACCESS_TTL_MS;
+      } catch (error) {
+        if (error instanceof AppError && error.code !== ErrorCode.UNAVAILABLE) {
+          check.denied = error;
+          check.until = Date.now() + ACCESS_TTL_MS;
+        } else {
+          this.log.warn(`A live subscription's access could not be checked: ${(error as Error).message}`);
+        }
+      } finally {
         check.pending = undefined;
       }
     })();
@@ -360,4 +377,9 @@ function textOf(data: RawData): string {
     : Array.isArray(data)
       ? Buffer.concat(data).toString('utf8')
       : Buffer.from(data).toString('utf8');
+}
+
+/** setTimeout's delay for `ms`, within what timers take (over 2^31 - 1 ms they fire at once). */
+export function timerDelay(ms: number): number {
+  return Math.min(Math.max(0, ms), 2 ** 31 - 1);
 }

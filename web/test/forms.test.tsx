@@ -5,7 +5,7 @@ import { MemoryRouter } from 'react-router';
 import { describe, expect, it, vi } from 'vitest';
 import { Session } from '../src/api/session';
 import { passwordProblem, ResetPassword } from '../src/pages/Account';
-import { SignIn } from '../src/pages/SignIn';
+import { sameOriginPath, SignIn } from '../src/pages/SignIn';
 import { SessionProvider } from '../src/session-context';
 
 function renderWith(ui: React.ReactNode, fetchImpl: typeof fetch, path = '/') {
@@ -21,7 +21,10 @@ function renderWith(ui: React.ReactNode, fetchImpl: typeof fetch, path = '/') {
 }
 
 const answer = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(status === 204 ? null : JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+  new Response(status === 204 ? null : JSON.stringify(body), {
+    status,
+    headers: { 'Content-Type': 'application/json', ...headers },
+  });
 
 describe('password rules', () => {
   it('are the server policy: 12 to 256 characters, not the email', () => {
@@ -34,7 +37,9 @@ describe('password rules', () => {
 
 describe('ResetPassword', () => {
   it('shows the policy before submit, refuses a short or differing password, then sends it', async () => {
-    const fetchImpl = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) => (String(input) === '/api/auth/refresh' ? answer(401, {}) : answer(204, undefined)));
+    const fetchImpl = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) =>
+      String(input) === '/api/auth/refresh' ? answer(401, {}) : answer(204, undefined),
+    );
     renderWith(<ResetPassword />, fetchImpl as unknown as typeof fetch, '/reset-password?token=abc');
     expect(await screen.findByText(/At least 12 characters; not your email address/)).toBeTruthy();
     const user = userEvent.setup();
@@ -51,7 +56,10 @@ describe('ResetPassword', () => {
     await user.click(screen.getByRole('button', { name: 'Set new password' }));
     expect(await screen.findByText('Your password is changed.')).toBeTruthy();
     const sent = fetchImpl.mock.calls.find(([p]) => String(p) === '/api/auth/reset-password')!;
-    expect(JSON.parse(String((sent[1] as RequestInit).body))).toEqual({ token: 'abc', password: 'a fine long passphrase' });
+    expect(JSON.parse(String((sent[1] as RequestInit).body))).toEqual({
+      token: 'abc',
+      password: 'a fine long passphrase',
+    });
   });
 });
 
@@ -59,9 +67,15 @@ describe('SignIn', () => {
   it("shows the API's message on a wrong password, and counts down a 429's wait", async () => {
     const answers = [
       answer(401, { status: 401, error: 'Unauthorized', message: 'Invalid username or password' }),
-      answer(429, { status: 429, error: 'Too Many Requests', message: 'Too many sign-ins' }, { 'Retry-After': '30' }),
+      answer(
+        429,
+        { status: 429, error: 'Too Many Requests', message: 'Too many sign-ins' },
+        { 'Retry-After': '30' },
+      ),
     ];
-    const fetchImpl = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) => (String(input) === '/api/auth/refresh' ? answer(401, {}) : answers.shift()!));
+    const fetchImpl = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) =>
+      String(input) === '/api/auth/refresh' ? answer(401, {}) : answers.shift()!,
+    );
     renderWith(<SignIn />, fetchImpl as unknown as typeof fetch, '/sign-in');
     const user = userEvent.setup();
     await user.type(await screen.findByLabelText('Email or user name'), 'ada@example.com');
@@ -74,8 +88,13 @@ describe('SignIn', () => {
   });
 
   it('asks for the two-factor code when the password step says so', async () => {
-    const answers = [answer(200, { twoFactorRequired: true, challengeToken: 'ch', expiresIn: 300 }), answer(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 })];
-    const fetchImpl = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) => (String(input) === '/api/auth/refresh' ? answer(401, {}) : answers.shift()!));
+    const answers = [
+      answer(200, { twoFactorRequired: true, challengeToken: 'ch', expiresIn: 300 }),
+      answer(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 }),
+    ];
+    const fetchImpl = vi.fn(async (input: RequestInfo | URL, _init?: RequestInit) =>
+      String(input) === '/api/auth/refresh' ? answer(401, {}) : answers.shift()!,
+    );
     const session = renderWith(<SignIn />, fetchImpl as unknown as typeof fetch, '/sign-in');
     const user = userEvent.setup();
     await user.type(await screen.findByLabelText('Email or user name'), 'ada@example.com');
@@ -85,6 +104,19 @@ describe('SignIn', () => {
     await user.click(screen.getByRole('button', { name: 'Verify' }));
     await vi.waitFor(() => expect(session.signedIn).toBe(true));
     const verify = fetchImpl.mock.calls.find(([p]) => String(p) === '/api/auth/2fa/verify')!;
-    expect(JSON.parse(String((verify[1] as RequestInit).body))).toEqual({ challengeToken: 'ch', code: '123456' });
+    expect(JSON.parse(String((verify[1] as RequestInit).body))).toEqual({
+      challengeToken: 'ch',
+      code: '123456',
+    });
+  });
+});
+
+describe('sameOriginPath (where sign-in goes next)', () => {
+  it('keeps paths of this origin and refuses others', () => {
+    expect(sameOriginPath('/admin/audit?type=LOGIN_FAILURE')).toBe('/admin/audit?type=LOGIN_FAILURE');
+    expect(sameOriginPath('//evil.example/x')).toBe('/');
+    expect(sameOriginPath('/\\evil.example')).toBe('/');
+    expect(sameOriginPath('https://evil.example/')).toBe('/');
+    expect(sameOriginPath(null)).toBe('/');
   });
 });

@@ -1,12 +1,19 @@
 import { describe, expect, it, vi } from 'vitest';
 import { ApiError, type LockManagerLike, Session } from '../src/api/session';
 
-const token = (accessToken: string, expiresIn = 900) => ({ accessToken, tokenType: 'Bearer' as const, expiresIn });
+const token = (accessToken: string, expiresIn = 900) => ({
+  accessToken,
+  tokenType: 'Bearer' as const,
+  expiresIn,
+});
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
 
 /** A fake server: refresh answers from `refreshes`, other calls from `handler`. */
-function server(refreshes: Response[], handler: (path: string, init: RequestInit) => Response = () => json(200, {})) {
+function server(
+  refreshes: Response[],
+  handler: (path: string, init: RequestInit) => Response = () => json(200, {}),
+) {
   const calls: { path: string; authorization?: string }[] = [];
   const fetchImpl = vi.fn(async (input: RequestInfo | URL, init: RequestInit = {}) => {
     const path = String(input);
@@ -34,7 +41,10 @@ function locks(): LockManagerLike & { held: string[] } {
           held.pop();
         }
       });
-      tails.set(name, run.catch(() => undefined));
+      tails.set(
+        name,
+        run.catch(() => undefined),
+      );
       return run;
     },
   };
@@ -109,7 +119,10 @@ describe('Session', () => {
       inFlight--;
       return json(200, token('t'));
     });
-    const tabs = [new Session({ fetch: fetchImpl as unknown as typeof fetch, locks: shared }), new Session({ fetch: fetchImpl as unknown as typeof fetch, locks: shared })];
+    const tabs = [
+      new Session({ fetch: fetchImpl as unknown as typeof fetch, locks: shared }),
+      new Session({ fetch: fetchImpl as unknown as typeof fetch, locks: shared }),
+    ];
     await Promise.all(tabs.map((t) => t.refresh()));
     expect(fetchImpl).toHaveBeenCalledTimes(2);
     expect(overlapped).toBe(false);
@@ -138,20 +151,66 @@ describe('Session', () => {
     await session.logout();
     expect(api.calls.map((c) => c.path)).toEqual(['/api/auth/logout']);
     expect(session.signedIn).toBe(false);
-    const failing = new Session({ fetch: (async () => Promise.reject(new TypeError('offline'))) as unknown as typeof fetch, locks: locks() });
+    const failing = new Session({
+      fetch: (async () => Promise.reject(new TypeError('offline'))) as unknown as typeof fetch,
+      locks: locks(),
+    });
     failing.accept(token('t'));
     await expect(failing.logout()).rejects.toThrow('offline');
     expect(failing.signedIn).toBe(false);
   });
 
   it("shows the API's message and the 429's wait", async () => {
-    const api = server([], () =>
-      new Response(JSON.stringify({ status: 429, error: 'Too Many Requests', message: 'Too many sign-ins' }), {
-        status: 429,
-        headers: { 'Content-Type': 'application/json', 'Retry-After': '42' },
-      }),
+    const api = server(
+      [],
+      () =>
+        new Response(
+          JSON.stringify({ status: 429, error: 'Too Many Requests', message: 'Too many sign-ins' }),
+          {
+            status: 429,
+            headers: { 'Content-Type': 'application/json', 'Retry-After': '42' },
+          },
+        ),
     );
     const session = new Session({ fetch: api.fetchImpl, locks: locks() });
-    await expect(session.anonymous('POST', '/api/auth/login', {})).rejects.toMatchObject({ status: 429, message: 'Too many sign-ins', retryAfterSeconds: 42 });
+    await expect(session.anonymous('POST', '/api/auth/login', {})).rejects.toMatchObject({
+      status: 429,
+      message: 'Too many sign-ins',
+      retryAfterSeconds: 42,
+    });
+  });
+
+  it('stays signed in when a refresh is not answered (5xx, offline), and tries again', async () => {
+    vi.useFakeTimers();
+    try {
+      const answers = [
+        json(503, { status: 503, error: 'Service Unavailable', message: 'restarting' }),
+        json(200, token('later', 900)),
+      ];
+      const api = server([]);
+      let offline = true;
+      const fetchImpl = vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
+        if (String(input) !== '/api/auth/refresh') {
+          return api.fetchImpl(input, init);
+        }
+        if (offline) {
+          offline = false;
+          throw new TypeError('Failed to fetch');
+        }
+        return answers.shift()!;
+      });
+      const session = new Session({ fetch: fetchImpl as unknown as typeof fetch, locks: locks() });
+      session.accept(token('first', 300));
+      expect(await session.refresh()).toBe(true);
+      expect(session.signedIn).toBe(true);
+      expect(await session.refresh()).toBe(true);
+      expect(session.signedIn).toBe(true);
+      expect(session.signedOutReason).toBeUndefined();
+      await vi.advanceTimersByTimeAsync(15_000);
+      expect(fetchImpl).toHaveBeenCalledTimes(3);
+      expect(session.expiresInMs).toBeGreaterThan(800_000);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

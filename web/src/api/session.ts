@@ -43,6 +43,8 @@ export interface LockManagerLike {
 const REFRESH_LOCK = 'tms-refresh';
 /** Refresh this long before the access token expires. */
 const EARLY_MS = 60_000;
+/** After a refresh the service could not answer (not a 401), try again this soon. */
+const RETRY_MS = 15_000;
 
 export interface SessionOptions {
   fetch?: typeof fetch;
@@ -134,10 +136,20 @@ export class Session {
 
   private async refreshOnce(): Promise<boolean> {
     const run = async () => {
-      const res = await this.fetchImpl('/api/auth/refresh', { method: 'POST', credentials: 'same-origin' });
+      let res: Response;
+      try {
+        res = await this.fetchImpl('/api/auth/refresh', { method: 'POST', credentials: 'same-origin' });
+      } catch {
+        // Offline, or the service restarting: the session is not over. Keep the token, try again soon.
+        return this.retryLater();
+      }
       if (res.ok) {
         this.accept((await res.json()) as AccessToken);
         return true;
+      }
+      if (res.status !== 401) {
+        // 5xx, 429: the cookie may well be valid still.
+        return this.retryLater();
       }
       // 401: no cookie (never signed in), expired, or the family revoked.
       const hadSession = this.token !== undefined;
@@ -149,8 +161,22 @@ export class Session {
 
   private schedule(lifetimeMs: number): void {
     clearTimeout(this.timer);
-    const delay = Math.max(1_000, lifetimeMs - Math.min(EARLY_MS, lifetimeMs / 4));
+    // Timers fire at once past 2^31 - 1 ms: a very long token lifetime is re-armed instead.
+    const delay = Math.min(2 ** 31 - 1, Math.max(1_000, lifetimeMs - Math.min(EARLY_MS, lifetimeMs / 4)));
     this.timer = setTimeout(() => void this.refresh(), delay);
+  }
+
+  /** A refresh that could not be answered: signed in still while the token lasts, and another try soon. */
+  private retryLater(): boolean {
+    if (this.token === undefined) {
+      return false;
+    }
+    clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => void this.refresh(),
+      Math.min(RETRY_MS, Math.max(1_000, this.expiresInMs / 2)),
+    );
+    return this.expiresInMs > 0;
   }
 
   private clear(reason: SignedOutReason): void {

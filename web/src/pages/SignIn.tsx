@@ -24,8 +24,7 @@ export function SignIn() {
   const clearWait = useCallback(() => setWaitSeconds(undefined), []);
 
   if (signedIn) {
-    const next = params.get('next');
-    return <Navigate to={next?.startsWith('/') && !next.startsWith('//') ? next : '/'} replace />;
+    return <Navigate to={sameOriginPath(params.get('next'))} replace />;
   }
 
   async function attempt(run: () => Promise<AccessToken | TwoFactorChallenge>) {
@@ -128,4 +127,17 @@ export function SignIn() {
       )}
     </Page>
   );
+}
+
+/** `next` as a path of this origin (not `//host` nor `/\\host`, which browsers read as another host), else `/`. */
+export function sameOriginPath(next: string | null): string {
+  if (!next) {
+    return '/';
+  }
+  try {
+    const url = new URL(next, window.location.origin);
+    return url.origin === window.location.origin ? `${url.pathname}${url.search}${url.hash}` : '/';
+  } catch {
+    return '/';
+  }
 }
