@@ -102,6 +102,9 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
   return ids;
 }
 
+/** Result ids a whole-run writer takes at a time (see openRun). */
+const ID_BLOCK = 10_000;
+
 const COLUMNS =
   'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
 
@@ -168,8 +171,8 @@ export class ResultsWriter {
   /**
    * A whole run written batch after batch inside one transaction (an import; results without UUIDs). While one
    * batch is COPYed on the transaction's connection, the next is prepared: its test cases (on that connection,
-   * queued behind the COPY, when they are not cached), its result ids (from the sequence, on a pooled
-   * connection: a sequence is outside transactions) and its COPY text. So PostgreSQL stores while Node parses
+   * queued behind the COPY, when they are not cached), its result ids (from a reserve taken ahead on that
+   * connection) and its COPY text. So PostgreSQL stores while Node parses
    * and encodes, and a batch waits only for the COPY before it. One `add` at a time; `finish` waits for the
    * last COPY, adds the counts to the run, and gives the test cases learned (at most `keepLearned`) to
    * `remember` after the commit. On failure, `settled` waits for the COPY in flight before the rollback.
@@ -182,6 +185,25 @@ export class ResultsWriter {
     // collections and was promoted: ~90 MB of garbage in the old generation per 50 MB report).
     let last: Promise<void> = Promise.resolve();
     let beforeLast: Promise<void> = Promise.resolve();
+    // Result ids, taken ahead in blocks on the transaction's own connection (a second, pooled connection per
+    // import could starve the pool: imports holding every connection, each waiting for one more). The next block
+    // is asked for while half of this one is left, so it is there, queued behind a COPY, before it is needed.
+    const reserve: string[] = [];
+    let nextBlock: Promise<string[]> | undefined;
+    const takeIds = async (n: number): Promise<string[]> => {
+      while (reserve.length < n) {
+        const block = await (nextBlock ?? nextIds(tx, 'results_id_seq', Math.max(n, ID_BLOCK)));
+        nextBlock = undefined;
+        reserve.push(...block);
+      }
+      const ids = reserve.splice(0, n);
+      if (!nextBlock && reserve.length < ID_BLOCK / 2) {
+        nextBlock = nextIds(tx, 'results_id_seq', ID_BLOCK);
+        // Awaited by the next take; no unhandled rejection meanwhile.
+        nextBlock.catch(() => undefined);
+      }
+      return ids;
+    };
     return {
       add: async (items) => {
         if (items.some((r) => r.uuid)) {
@@ -194,7 +216,7 @@ export class ResultsWriter {
         try {
           // New test cases are COPYed under a savepoint, which must not span a COPY of results: they wait for those.
           testIds = await this.testCaseIds(tx, run.projectId, items, batchLearned, () => last);
-          ids = await nextIds(tx.connection, 'results_id_seq', items.length);
+          ids = await takeIds(items.length);
         } catch (error) {
           // A statement after a failed COPY fails as "transaction is aborted": the COPY's error is the one to tell.
           await last;

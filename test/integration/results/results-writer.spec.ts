@@ -224,6 +224,24 @@ describe(ResultsWriter.name, () => {
       expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
     });
 
+    it('needs no connection but its own: as many whole runs as the pool has connections go through at once', async () => {
+      // The pool has 4 connections (beforeAll): 4 imports hold them all. Ids taken on a second, pooled connection
+      // would leave each waiting for a fifth until the pool's timeout.
+      const runs = await Promise.all(Array.from({ length: 4 }, () => newRun()));
+      const outcomes = await Promise.all(
+        runs.map((run, r) =>
+          db.transaction(async (tx) => {
+            const writer = sut.openRun(tx, run, 0);
+            for (let b = 0; b < 3; b++) {
+              await writer.add(batchOf(5000 + r * 1000 + b * 300, 5000 + r * 1000 + (b + 1) * 300));
+            }
+            return writer.finish();
+          }),
+        ),
+      );
+      expect(outcomes.map((o) => o.counts.total)).toEqual([900, 900, 900, 900]);
+    });
+
     it('takes results without UUIDs only', async () => {
       const run = await newRun();
       await expect(
