@@ -10,6 +10,7 @@ import { IngestQueuePayloadJson1764610000000 } from './1764610000000-IngestQueue
 import { IngestQueuePayloadText1764620000000 } from './1764620000000-IngestQueuePayloadText.js';
 import { ResultIdBlocks1764630000000 } from './1764630000000-ResultIdBlocks.js';
 import { ResultsWithoutIdIndex1764640000000 } from './1764640000000-ResultsWithoutIdIndex.js';
+import { DirectoryIdentity1764650000000 } from './1764650000000-DirectoryIdentity.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -25,4 +26,5 @@ export const MIGRATIONS = [
   IngestQueuePayloadText1764620000000,
   ResultIdBlocks1764630000000,
   ResultsWithoutIdIndex1764640000000,
+  DirectoryIdentity1764650000000,
 ];

@@ -8,11 +8,19 @@ import { isUniqueViolation } from '../common/db-errors.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UserCache } from '../users/user-cache.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { type DirectoryEntry, DirectoryUnavailableError, LdapDirectory } from './ldap-directory.js';
+import {
+  AmbiguousEntryError,
+  type DirectoryEntry,
+  DirectoryUnavailableError,
+  LdapDirectory,
+} from './ldap-directory.js';
 
 /** Why a directory sign-in did not sign anyone in (audited with LOGIN_FAILURE; the client gets the generic 401). */
 export type DirectoryRefusal =
-  'unknown user or wrong password' | 'account disabled' | 'email of a local account';
+  | 'unknown user or wrong password'
+  | 'account disabled'
+  | 'email of a local account'
+  | 'email of another directory account';
 
 /**
  * Sign-in through the directory (when SVC_AUTH_LDAP_ENABLED=true): the directory checks the password; the
@@ -42,6 +50,9 @@ export class DirectoryLogin {
     try {
       entry = await directory.authenticate(username, password);
     } catch (error) {
+      if (error instanceof AmbiguousEntryError) {
+        throw AppError.unprocessable(error.message);
+      }
       if (!(error instanceof DirectoryUnavailableError)) {
         throw error;
       }
@@ -67,8 +78,8 @@ export class DirectoryLogin {
       );
     }
     const user = await this.provision(entry);
-    if (!user) {
-      return 'email of a local account';
+    if (typeof user === 'string') {
+      return user;
     }
     if (!user.enabled) {
       return 'account disabled';
@@ -77,17 +88,39 @@ export class DirectoryLogin {
     return user;
   }
 
-  /** The local user of the entry, created or refreshed; null when its email belongs to a local account. */
-  private async provision(entry: DirectoryEntry): Promise<UserEntity | null> {
+  /**
+   * The local user of the entry, found by the entry's immutable id (never by the mail it carries: a user able to
+   * edit their own entry must not take over another account), created at the first sign-in, its email and name
+   * refreshed; or why not. An LDAP account from before ids were kept is claimed by the entry with its email.
+   */
+  private async provision(entry: DirectoryEntry): Promise<UserEntity | DirectoryRefusal> {
+    const fullName = entry.fullName.slice(0, 200);
     for (let attempt = 0; ; attempt++) {
-      const existing = await this.users.findByEmail(entry.email);
-      if (existing) {
-        if (existing.authSource !== 'LDAP') {
-          return null;
+      const byId = await this.users.findByDirectoryId(entry.id);
+      const byEmail = byId?.email === entry.email ? byId : await this.users.findByEmail(entry.email);
+      if (byEmail && byEmail !== byId) {
+        if (byEmail.authSource !== 'LDAP') {
+          return 'email of a local account';
         }
-        if (existing.fullName !== entry.fullName) {
-          await this.users.update(existing.id, { fullName: entry.fullName.slice(0, 200) });
-          existing.fullName = entry.fullName.slice(0, 200);
+        if (byEmail.directoryId !== null || byId) {
+          return 'email of another directory account';
+        }
+      }
+      const existing = byId ?? byEmail;
+      if (existing) {
+        const changes: Partial<UserEntity> = {};
+        if (existing.directoryId !== entry.id) {
+          changes.directoryId = entry.id;
+        }
+        if (existing.email !== entry.email) {
+          changes.email = entry.email;
+        }
+        if (existing.fullName !== fullName) {
+          changes.fullName = fullName;
+        }
+        if (Object.keys(changes).length) {
+          await this.users.update(existing.id, changes);
+          Object.assign(existing, changes);
           this.userCache.forget(existing.id);
         }
         return existing;
@@ -95,9 +128,10 @@ export class DirectoryLogin {
       try {
         return await this.users.save({
           email: entry.email,
-          fullName: entry.fullName.slice(0, 200),
+          fullName,
           passwordHash: null,
           authSource: 'LDAP',
+          directoryId: entry.id,
           emailVerified: true,
         });
       } catch (error) {

@@ -7,6 +7,8 @@ import { AppConfig, type LdapSettings } from '../config/app-config.js';
 /** What a successful directory sign-in tells about the user. */
 export interface DirectoryEntry {
   dn: string;
+  /** The entry's immutable id: entryUUID (OpenLDAP), objectGUID (Active Directory, hex), else `dn:<DN>`. */
+  id: string;
   email: string;
   fullName: string;
   /** The names (cn) of the directory groups the user is a member of. */
@@ -30,6 +32,15 @@ export function escapeFilterValue(value: string): string {
 export function fillFilter(template: string, value: string): string {
   return template.split('{0}').join(escapeFilterValue(value));
 }
+
+/** A directory entry the service cannot use as it is (several mail values): 422, not an outage. */
+export class AmbiguousEntryError extends Error {}
+
+const values = (entry: Entry, name: string): string[] => {
+  const value = entry[name];
+  const all = value === undefined ? [] : Array.isArray(value) ? value : [value];
+  return all.map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v)));
+};
 
 const first = (entry: Entry, name: string): string | undefined => {
   const value = entry[name];
@@ -84,6 +95,10 @@ export class LdapDirectory {
       this.reached();
       return entry;
     } catch (error) {
+      if (error instanceof AmbiguousEntryError) {
+        this.reached();
+        throw error;
+      }
       if (error instanceof DirectoryUnavailableError) {
         this.unreachable(error.reason);
         throw error;
@@ -135,7 +150,8 @@ export class LdapDirectory {
     const { searchEntries } = await client.search(this.settings.userSearchBase, {
       scope: 'sub',
       filter: fillFilter(this.settings.userSearchFilter, username),
-      attributes: ['mail', 'cn', 'displayName'],
+      attributes: ['mail', 'cn', 'displayName', 'entryUUID', 'objectGUID'],
+      explicitBufferAttributes: ['objectGUID'],
       sizeLimit: 2,
     });
     if (searchEntries.length !== 1) {
@@ -156,9 +172,24 @@ export class LdapDirectory {
       filter: fillFilter(this.settings.groupSearchFilter, user.dn),
       attributes: ['cn'],
     });
-    const email = first(user, 'mail');
+    const mails = values(user, 'mail');
+    if (mails.length > 1) {
+      // Which of them would be the account's? Refuse rather than pick one that may change order.
+      throw new AmbiguousEntryError(
+        `The directory entry ${user.dn} has ${mails.length} mail values: it needs exactly one`,
+      );
+    }
+    const email = mails[0];
+    const guid = user.objectGUID;
     return {
       dn: user.dn,
+      id:
+        first(user, 'entryUUID') ??
+        (Buffer.isBuffer(guid)
+          ? `guid:${guid.toString('hex')}`
+          : Array.isArray(guid) && Buffer.isBuffer(guid[0])
+            ? `guid:${guid[0].toString('hex')}`
+            : `dn:${user.dn.toLowerCase()}`),
       email: (email ?? '').trim().toLowerCase(),
       fullName: first(user, 'displayName') ?? first(user, 'cn') ?? username,
       groups: groups.map((g) => first(g, 'cn')).filter((cn): cn is string => cn !== undefined),

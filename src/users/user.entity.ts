@@ -27,6 +27,10 @@ export class UserEntity {
   @Column({ name: 'auth_source', type: 'varchar', length: 16, default: 'LOCAL' })
   authSource: AuthSource;
 
+  /** A directory user's entry id (entryUUID, objectGUID, or the DN): what ties the account to its entry. */
+  @Column({ name: 'directory_id', type: 'varchar', length: 512, nullable: true, select: true })
+  directoryId: string | null;
+
   @Column({ name: 'email_verified', type: 'boolean', default: false })
   emailVerified: boolean;
 

@@ -15,6 +15,10 @@ export class UsersRepository {
     return this.users.findOneBy({ email: email.toLowerCase() });
   }
 
+  findByDirectoryId(directoryId: string): Promise<UserEntity | null> {
+    return this.users.findOneBy({ directoryId });
+  }
+
   save(user: Partial<UserEntity>): Promise<UserEntity> {
     return this.users.save(this.users.create({ ...user, email: user.email?.toLowerCase() }));
   }

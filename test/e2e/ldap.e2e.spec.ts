@@ -247,6 +247,29 @@ describe('Directory login (LDAP) against a private OpenLDAP', () => {
     await signIn('bob', bob.password).expect(200);
   });
 
+  it("ties an account to its entry's id, not to the mail the entry carries", async () => {
+    const aliceAccount = await me('alice', alice.password);
+    // Mallory, able to edit her own entry, sets Alice's mail on it: she signs in as nobody, Alice stays Alice.
+    await me('mallory', mallory.password);
+    ldapModify(`dn: ${userDn(mallory)}\nchangetype: modify\nreplace: mail\nmail: alice@example.org\n`);
+    const refused = await signIn('mallory', mallory.password).expect(401);
+    expect(refused.body.message).toBe('Invalid username or password');
+    expect((await me('alice', alice.password)).id).toBe(aliceAccount.id);
+    // An entry whose own mail changes keeps its account, with the new address.
+    ldapModify(`dn: ${userDn(alice)}\nchangetype: modify\nreplace: mail\nmail: alice.anders@example.org\n`);
+    const moved = await me('alice', alice.password);
+    expect([moved.id, moved.email]).toEqual([aliceAccount.id, 'alice.anders@example.org']);
+    // Several mail values: which would be the account's? Refused, saying why.
+    ldapModify(
+      `dn: ${userDn(mallory)}\nchangetype: modify\nreplace: mail\nmail: m1@example.org\nmail: m2@example.org\n`,
+    );
+    const ambiguous = await signIn('mallory', mallory.password).expect(422);
+    expect(ambiguous.body.message).toMatch(/has 2 mail values: it needs exactly one/);
+    ldapModify(`dn: ${userDn(mallory)}\nchangetype: modify\nreplace: mail\nmail: mallory@example.org\n`);
+    ldapModify(`dn: ${userDn(alice)}\nchangetype: modify\nreplace: mail\nmail: ${alice.mail}\n`);
+    await signIn('mallory', mallory.password).expect(200);
+  });
+
   it('refuses an empty password before asking the directory', async () => {
     await signIn('alice', '').expect(400);
   });
