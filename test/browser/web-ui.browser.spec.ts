@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AxeBuilder } from '@axe-core/playwright';
@@ -259,6 +260,68 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     }
     expect([one.url(), two.url()].some((url) => url.includes('/sign-in'))).toBe(false);
     await context.close();
+  }, 90_000);
+
+  it("shows a project's runs live as results arrive through V1 and V2, and a run's failures with their trace", async () => {
+    const page = await newPage();
+    await signIn(page, ADMIN, adminPassword);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+    await page.getByLabel('Key').fill('LIVEUI');
+    await page.getByLabel('Name', { exact: true }).fill('Live UI');
+    await page.getByRole('button', { name: 'Create project' }).click();
+    await page.waitForURL(/\/projects\/\d+$/);
+    const projectId = Number(new URL(page.url()).pathname.split('/').pop());
+    await page.getByText('● Live').waitFor();
+    await check(page, 'project-runs-empty');
+
+    // Results from outside the browser, through the API: the page shows them without a reload.
+    const { accessToken } = (await (
+      await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: ADMIN, password: adminPassword }),
+      })
+    ).json()) as { accessToken: string };
+    const post = async (path: string, body: object) => {
+      const res = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+      return (await res.json()) as { id: number };
+    };
+    const run = await post(`/api/projects/${projectId}/runs`, { name: 'nightly 1' });
+    await page.getByRole('link', { name: 'nightly 1' }).waitFor();
+    await post(`/api/runs/${run.id}/results`, {
+      results: [
+        { name: 'adds to cart', suite: 'Cart', status: 'PASSED', durationMs: 12 },
+        {
+          name: 'pays by card',
+          suite: 'Checkout',
+          status: 'FAILED',
+          message: 'expected 200 but was 500',
+          trace: 'at pay (checkout.ts:42)',
+        },
+      ],
+    });
+    await page.getByRole('img', { name: /^2 results: 1 passed, 1 failed/ }).waitFor();
+    const uuid = randomUUID();
+    await post(`/api/v2/projects/${projectId}/runs`, { uuid, name: 'stream 2' });
+    await post(`/api/v2/projects/${projectId}/runs/${uuid}/results`, {
+      results: [{ uuid: randomUUID(), name: 'streams', status: 'PASSED' }],
+    });
+    await page.getByRole('link', { name: 'stream 2' }).waitFor();
+    await page.getByRole('img', { name: /^1 results: 1 passed/ }).waitFor();
+    await check(page, 'project-runs');
+
+    await page.getByRole('link', { name: 'nightly 1' }).click();
+    await page.getByRole('heading', { name: 'nightly 1' }).waitFor();
+    await page.getByLabel('Status').selectOption('FAILED');
+    await page.getByRole('button', { name: 'pays by card' }).click();
+    await page.getByText('at pay (checkout.ts:42)').waitFor();
+    expect(await page.getByRole('button', { name: 'adds to cart' }).count()).toBe(0);
+    await check(page, 'run-failures');
+    await page.context().close();
   }, 90_000);
 
   it('enrols two-factor from the page, then signs in with a code and with a recovery code', async () => {

@@ -8,6 +8,8 @@ import { AcceptInvitation, ForgotPassword, Register, ResetPassword, VerifyEmail 
 import { Home } from './pages/Home';
 import { NotFound } from './pages/NotFound';
 import { ApiKeys } from './pages/profile/ApiKeys';
+import { ProjectRuns } from './pages/projects/ProjectRuns';
+import { RunPage } from './pages/projects/RunPage';
 import { Security } from './pages/profile/Security';
 import { SignIn } from './pages/SignIn';
 import { useMe, useSession, useSignedIn } from './session-context';
@@ -49,6 +51,22 @@ export function App() {
           element={
             <Private>
               <Home />
+            </Private>
+          }
+        />
+        <Route
+          path="/projects/:projectId"
+          element={
+            <Private>
+              <ProjectRuns />
+            </Private>
+          }
+        />
+        <Route
+          path="/runs/:runId"
+          element={
+            <Private>
+              <RunPage />
             </Private>
           }
         />

@@ -86,6 +86,40 @@ export interface Project {
   role: ProjectRole;
 }
 
+export interface RunCounts {
+  total: number;
+  passed: number;
+  failed: number;
+  broken: number;
+  skipped: number;
+}
+
+export interface Run {
+  id: number;
+  projectId: number;
+  uuid: string | null;
+  name: string;
+  status: 'IN_PROGRESS' | 'FINISHED';
+  startedAt: string;
+  finishedAt: string | null;
+  attributes: Record<string, string>;
+  counts: RunCounts;
+}
+
+export type ResultStatus = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
+
+export interface Result {
+  id: number;
+  runId: number;
+  name: string;
+  suite: string;
+  status: ResultStatus;
+  durationMs: number | null;
+  message: string | null;
+  trace: string | null;
+  retry: number;
+}
+
 export interface AuditEvent {
   id: number;
   at: string;
@@ -185,6 +219,12 @@ export function apiOf(session: Session) {
       call<Page<AuditEvent>>('audit', { query: { ...query, size: 50, sort: 'at,desc' } }),
     subscription: () => call<Subscription>('subscription'),
     listProjects: () => call<Page<Project>>('listProjects', { query: { size: 200 } }),
+    createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
+    listRuns: (projectId: number, page: number) =>
+      call<Page<Run>>('listRuns', { params: { projectId }, query: { page, size: 20, sort: 'id,desc' } }),
+    getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
+    listResults: (runId: number, query: { status?: string; page: number }) =>
+      call<Page<Result>>('listResults', { params: { runId }, query: { ...query, size: 50 } }),
   };
 }
 

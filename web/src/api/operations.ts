@@ -32,6 +32,10 @@ export const OPERATIONS = {
   audit: ['GET', '/api/admin/audit'],
   subscription: ['GET', '/api/admin/subscription'],
   listProjects: ['GET', '/api/projects'],
+  createProject: ['POST', '/api/projects'],
+  listRuns: ['GET', '/api/projects/{projectId}/runs'],
+  getRun: ['GET', '/api/runs/{runId}'],
+  listResults: ['GET', '/api/runs/{runId}/results'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;

@@ -74,6 +74,11 @@ export class Session {
     return this.token !== undefined;
   }
 
+  /** The access token, for the live-update socket's `auth` message (never stored anywhere else). */
+  get accessToken(): string | undefined {
+    return this.token;
+  }
+
   /** Called on every change of signed-in state. */
   subscribe(listener: Listener): () => void {
     this.listeners.add(listener);

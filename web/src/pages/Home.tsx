@@ -1,11 +1,24 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type FormEvent, useState } from 'react';
+import { Link, useNavigate } from 'react-router';
 import { useApi } from '../session-context';
-import { Loaded, noItems, Page } from '../ui/components';
+import { ErrorMessage, Field, Loaded, noItems, Page } from '../ui/components';
 
-/** The projects the user can see (part 2 of the UI opens them). */
+/** The projects the user can see, and a new one. */
 export function Home() {
   const api = useApi();
+  const queries = useQueryClient();
+  const navigate = useNavigate();
   const projects = useQuery({ queryKey: ['projects'], queryFn: () => api.listProjects() });
+  const [key, setKey] = useState('');
+  const [name, setName] = useState('');
+  const create = useMutation({
+    mutationFn: () => api.createProject(key.trim(), name.trim()),
+    onSuccess: (project) => {
+      void queries.invalidateQueries({ queryKey: ['projects'] });
+      void navigate(`/projects/${project.id}`);
+    },
+  });
   return (
     <Page title="Projects">
       <Loaded
@@ -15,27 +28,63 @@ export function Home() {
         empty="No projects yet: you see the projects you are a member of, directly or through a group."
       >
         {(data) => (
-          <table>
-            <caption className="visually-hidden">Your projects</caption>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Name</th>
-                <th scope="col">Your role</th>
-              </tr>
-            </thead>
-            <tbody>
-              {data.content.map((p) => (
-                <tr key={p.id}>
-                  <td>{p.key}</td>
-                  <td>{p.name}</td>
-                  <td>{p.role}</td>
+          <div className="table-wrap">
+            <table>
+              <caption className="visually-hidden">Your projects</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Name</th>
+                  <th scope="col">Your role</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
+              </thead>
+              <tbody>
+                {data.content.map((p) => (
+                  <tr key={p.id}>
+                    <td>{p.key}</td>
+                    <td>
+                      <Link to={`/projects/${p.id}`}>{p.name}</Link>
+                    </td>
+                    <td>{p.role}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
         )}
       </Loaded>
+      <form
+        className="card"
+        aria-label="Create a project"
+        onSubmit={(e: FormEvent) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+        noValidate
+      >
+        <h2>New project</h2>
+        <div className="row">
+          <Field
+            label="Key"
+            name="key"
+            value={key}
+            onChange={(e) => setKey(e.target.value.toUpperCase())}
+            hint="2-32 of A-Z, 0-9 and _, e.g. SHOP"
+            maxLength={32}
+          />
+          <Field
+            label="Name"
+            name="name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            maxLength={200}
+          />
+        </div>
+        <ErrorMessage error={create.error} />
+        <button type="submit" disabled={create.isPending || !key.trim() || !name.trim()}>
+          Create project
+        </button>
+      </form>
     </Page>
   );
 }
