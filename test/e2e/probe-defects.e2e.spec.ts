@@ -375,7 +375,8 @@ describe('Defects found by probing the running service', () => {
         const files = existsSync(dir) ? readdirSync(dir) : [];
         return files
           .map((f) => readFileSync(join(dir, f), 'utf8'))
-          .find((text) => text.includes('invitee@example.com'));
+          // The invitation itself, not the seats notice that mentions the invitee to the admins.
+          .find((text) => /^to: invitee@example\.com\r?$/im.test(text));
       });
       const [head, ...rest] = eml.split(/\r?\n\r?\n/);
       const body = rest.join('\n\n').replace(/=\r?\n/g, '');
