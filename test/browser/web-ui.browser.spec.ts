@@ -321,6 +321,28 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByText('at pay (checkout.ts:42)').waitFor();
     expect(await page.getByRole('button', { name: 'adds to cart' }).count()).toBe(0);
     await check(page, 'run-failures');
+
+    // A JUnit report through the import page: progress, counts, then its run.
+    await page.goto(`${base}/projects/${projectId}`);
+    await page.getByRole('link', { name: 'Import a report' }).click();
+    await page.getByRole('heading', { name: 'Import a report' }).waitFor();
+    await check(page, 'import');
+    await page.getByLabel('Drop a report here, or choose one').setInputFiles({
+      name: 'TEST-shop.xml',
+      mimeType: 'application/xml',
+      buffer: Buffer.from(
+        '<testsuite name="shop"><testcase classname="Shop" name="lists"/><testcase classname="Shop" name="sells">' +
+          '<failure message="out of stock">at sell (shop.ts:7)</failure></testcase><testcase classname="Shop" name="later"><skipped/></testcase></testsuite>',
+      ),
+    });
+    await page.getByLabel('Run name (optional)').fill('imported from the page');
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByText('Imported 3 results (junit): 1 passed, 1 failed, 0 broken, 1 skipped.').waitFor();
+    await check(page, 'import-done');
+    await page.getByRole('link', { name: 'Open the run' }).click();
+    await page.getByRole('heading', { name: 'imported from the page' }).waitFor();
+    await page.getByRole('button', { name: 'sells' }).click();
+    await page.getByText('at sell (shop.ts:7)').waitFor();
     await page.context().close();
   }, 90_000);
 

@@ -9,6 +9,7 @@ import { Home } from './pages/Home';
 import { NotFound } from './pages/NotFound';
 import { ApiKeys } from './pages/profile/ApiKeys';
 import { ProjectRuns } from './pages/projects/ProjectRuns';
+import { ImportReport } from './pages/projects/ImportReport';
 import { RunPage } from './pages/projects/RunPage';
 import { Security } from './pages/profile/Security';
 import { SignIn } from './pages/SignIn';
@@ -59,6 +60,14 @@ export function App() {
           element={
             <Private>
               <ProjectRuns />
+            </Private>
+          }
+        />
+        <Route
+          path="/projects/:projectId/import"
+          element={
+            <Private>
+              <ImportReport />
             </Private>
           }
         />

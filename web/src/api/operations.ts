@@ -36,6 +36,7 @@ export const OPERATIONS = {
   listRuns: ['GET', '/api/projects/{projectId}/runs'],
   getRun: ['GET', '/api/runs/{runId}'],
   listResults: ['GET', '/api/runs/{runId}/results'],
+  importReport: ['POST', '/api/import/{format}'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;

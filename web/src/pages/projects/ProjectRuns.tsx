@@ -45,6 +45,9 @@ export function ProjectRuns() {
         </span>
       }
     >
+      <p>
+        <Link to={`/projects/${projectId}/import`}>Import a report</Link>
+      </p>
       <h2>Runs</h2>
       <Loaded
         query={runs}

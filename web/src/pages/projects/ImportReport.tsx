@@ -1,0 +1,180 @@
+import { type DragEvent, type FormEvent, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { ApiError } from '../../api/session';
+import { useSession } from '../../session-context';
+import { ErrorMessage, Field, Page } from '../../ui/components';
+
+const FORMATS = ['auto', 'junit', 'testng', 'nunit', 'xunit', 'trx', 'cucumber', 'ctrf'];
+
+interface Imported {
+  runId: number;
+  format: string;
+  counts: { total: number; passed: number; failed: number; broken: number; skipped: number };
+  warnings: string[];
+}
+
+/** Sends `file` to POST /api/import/{format} with upload progress (fetch has none): the run's counts, or the API's error. */
+function upload(
+  url: string,
+  token: string | undefined,
+  file: File,
+  onProgress: (fraction: number) => void,
+): Promise<Imported> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', url);
+    if (token) {
+      xhr.setRequestHeader('Authorization', `Bearer ${token}`);
+    }
+    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    xhr.upload.onprogress = (e) => e.lengthComputable && onProgress(e.loaded / e.total);
+    xhr.onload = () => {
+      let body: { message?: string } | Imported | undefined;
+      try {
+        body = JSON.parse(xhr.responseText) as typeof body;
+      } catch {
+        body = undefined;
+      }
+      if (xhr.status === 201) {
+        resolve(body as Imported);
+      } else {
+        reject(
+          new ApiError(
+            xhr.status,
+            (body as { message?: string } | undefined)?.message ?? `${xhr.status} ${xhr.statusText}`,
+          ),
+        );
+      }
+    };
+    xhr.onerror = () => reject(new TypeError('The upload failed'));
+    xhr.send(file);
+  });
+}
+
+/** Import a report (the recommended way in): a file or an archive, its format named or detected, with progress. */
+export function ImportReport() {
+  const { session } = useSession();
+  const projectId = Number(useParams().projectId);
+  const [file, setFile] = useState<File | undefined>();
+  const [format, setFormat] = useState('auto');
+  const [runName, setRunName] = useState('');
+  const [progress, setProgress] = useState<number | undefined>();
+  const [error, setError] = useState<unknown>();
+  const [done, setDone] = useState<Imported | undefined>();
+  const [dragging, setDragging] = useState(false);
+
+  const submit = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!file) {
+      return;
+    }
+    setError(undefined);
+    setDone(undefined);
+    setProgress(0);
+    const query = new URLSearchParams({
+      projectId: String(projectId),
+      ...(runName.trim() ? { runName: runName.trim() } : {}),
+    });
+    const url = `/api/import/${format}?${query.toString()}`;
+    try {
+      try {
+        setDone(await upload(url, session.accessToken, file, setProgress));
+      } catch (e) {
+        // An access token that expired during a long upload: refresh once and send again.
+        if (e instanceof ApiError && e.status === 401 && (await session.refresh())) {
+          setProgress(0);
+          setDone(await upload(url, session.accessToken, file, setProgress));
+        } else {
+          throw e;
+        }
+      }
+    } catch (e) {
+      setError(e);
+    } finally {
+      setProgress(undefined);
+    }
+  };
+  const drop = (event: DragEvent) => {
+    event.preventDefault();
+    setDragging(false);
+    const dropped = event.dataTransfer.files[0];
+    if (dropped) {
+      setFile(dropped);
+    }
+  };
+
+  return (
+    <Page title="Import a report">
+      <p>
+        <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
+      </p>
+      <form className="card" onSubmit={(e) => void submit(e)} noValidate aria-label="Import a report">
+        {/* Dropping is a pointer shortcut: the file input inside is the control for keyboards and screen readers. */}
+        {/* eslint-disable-next-line jsx-a11y-x/no-static-element-interactions */}
+        <div
+          className={`dropzone${dragging ? ' dragging' : ''}`}
+          onDragOver={(e) => {
+            e.preventDefault();
+            setDragging(true);
+          }}
+          onDragLeave={() => setDragging(false)}
+          onDrop={drop}
+        >
+          <label htmlFor="report-file">Drop a report here, or choose one</label>
+          <input id="report-file" type="file" onChange={(e) => setFile(e.target.files?.[0])} />
+          <p className="hint">
+            JUnit XML (and its flavours), TestNG, NUnit, xUnit.net, TRX, Cucumber JSON or CTRF; a .zip of
+            many, or a .gz.
+          </p>
+          {file ? <p>Selected: {file.name}</p> : null}
+        </div>
+        <div className="row">
+          <div className="field">
+            <label htmlFor="report-format">Format</label>
+            <select id="report-format" value={format} onChange={(e) => setFormat(e.target.value)}>
+              {FORMATS.map((f) => (
+                <option key={f} value={f}>
+                  {f === 'auto' ? 'detect (auto)' : f}
+                </option>
+              ))}
+            </select>
+          </div>
+          <Field
+            label="Run name (optional)"
+            value={runName}
+            onChange={(e) => setRunName(e.target.value)}
+            maxLength={200}
+          />
+        </div>
+        {progress !== undefined ? (
+          <p>
+            <label htmlFor="upload-progress">Uploading </label>
+            <progress id="upload-progress" max={1} value={progress} /> {Math.round(progress * 100)}%
+          </p>
+        ) : null}
+        <ErrorMessage error={error} />
+        <button type="submit" disabled={!file || progress !== undefined}>
+          Import
+        </button>
+      </form>
+      {done ? (
+        <section className="card" aria-label="Imported">
+          <p className="notice" role="status">
+            Imported {done.counts.total} results ({done.format}): {done.counts.passed} passed,{' '}
+            {done.counts.failed} failed, {done.counts.broken} broken, {done.counts.skipped} skipped.
+          </p>
+          {done.warnings.length ? (
+            <ul className="warnings">
+              {done.warnings.map((w) => (
+                <li key={w}>{w}</li>
+              ))}
+            </ul>
+          ) : null}
+          <p>
+            <Link to={`/runs/${done.runId}`}>Open the run</Link>
+          </p>
+        </section>
+      ) : null}
+    </Page>
+  );
+}
