@@ -343,6 +343,25 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByRole('heading', { name: 'imported from the page' }).waitFor();
     await page.getByRole('button', { name: 'sells' }).click();
     await page.getByText('at sell (shop.ts:7)').waitFor();
+
+    // The test's history: a second import where it passes makes it flaky; a strip, a chart, its last failure.
+    await page.goto(`${base}/projects/${projectId}/import`);
+    await page.getByLabel('Drop a report here, or choose one').setInputFiles({
+      name: 'TEST-shop-2.xml',
+      mimeType: 'application/xml',
+      buffer: Buffer.from(
+        '<testsuite name="shop"><testcase classname="Shop" name="sells" time="0.4"/></testsuite>',
+      ),
+    });
+    await page.getByRole('button', { name: 'Import' }).click();
+    await page.getByRole('link', { name: 'Open the run' }).click();
+    await page.getByRole('link', { name: 'History of sells' }).click();
+    await page.getByRole('heading', { name: 'sells' }).waitFor();
+    await page.getByText('Flaky: its outcome changed 1 time in these runs.').waitFor();
+    expect(await page.locator('.strip li').count()).toBe(2);
+    expect(await page.locator('.chart canvas').count()).toBe(1);
+    await page.getByText('out of stock').waitFor();
+    await check(page, 'test-history');
     await page.context().close();
   }, 90_000);
 

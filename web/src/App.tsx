@@ -11,6 +11,7 @@ import { ApiKeys } from './pages/profile/ApiKeys';
 import { ProjectRuns } from './pages/projects/ProjectRuns';
 import { ImportReport } from './pages/projects/ImportReport';
 import { RunPage } from './pages/projects/RunPage';
+import { TestHistory } from './pages/projects/TestHistory';
 import { Security } from './pages/profile/Security';
 import { SignIn } from './pages/SignIn';
 import { useMe, useSession, useSignedIn } from './session-context';
@@ -68,6 +69,14 @@ export function App() {
           element={
             <Private>
               <ImportReport />
+            </Private>
+          }
+        />
+        <Route
+          path="/projects/:projectId/tests/:testId"
+          element={
+            <Private>
+              <TestHistory />
             </Private>
           }
         />

@@ -2,7 +2,13 @@ import { describe, expect, it } from 'vitest';
 import type { Page, Run } from '../src/api/client';
 import { type LiveEvent, mergeRunEvent } from '../src/live/merge';
 
-const counts = (total: number, failed = 0) => ({ total, passed: total - failed, failed, broken: 0, skipped: 0 });
+const counts = (total: number, failed = 0) => ({
+  total,
+  passed: total - failed,
+  failed,
+  broken: 0,
+  skipped: 0,
+});
 const run = (id: number, total = 0): Run => ({
   id,
   projectId: 1,
@@ -21,11 +27,20 @@ const pageOf = (runs: Run[], page = 0, size = 3, totalElements = runs.length): P
   totalElements,
   totalPages: Math.ceil(totalElements / size),
 });
-const event = (name: LiveEvent['event'], data: LiveEvent['data']): LiveEvent => ({ type: 'event', projectId: 1, event: name, data, at: '' });
+const event = (name: LiveEvent['event'], data: LiveEvent['data']): LiveEvent => ({
+  type: 'event',
+  projectId: 1,
+  event: name,
+  data,
+  at: '',
+});
 
 describe('mergeRunEvent (the runs page, live)', () => {
   it('puts a new run at the top of the first page, keeping the page size', () => {
-    const merged = mergeRunEvent(pageOf([run(3), run(2), run(1)]), event('run.created', { runId: 4, run: run(4) }));
+    const merged = mergeRunEvent(
+      pageOf([run(3), run(2), run(1)]),
+      event('run.created', { runId: 4, run: run(4) }),
+    );
     expect(merged.content.map((r) => r.id)).toEqual([4, 3, 2]);
     expect([merged.totalElements, merged.totalPages]).toEqual([4, 2]);
   });
@@ -41,7 +56,10 @@ describe('mergeRunEvent (the runs page, live)', () => {
     const shown = pageOf([run(2), run(1)]);
     const added = mergeRunEvent(shown, event('results.added', { runId: 1, counts: counts(10, 2) }));
     expect(added.content[1].counts).toEqual(counts(10, 2));
-    const finished = mergeRunEvent(added, event('run.finished', { runId: 1, run: { ...run(1, 10), status: 'FINISHED' } }));
+    const finished = mergeRunEvent(
+      added,
+      event('run.finished', { runId: 1, run: { ...run(1, 10), status: 'FINISHED' } }),
+    );
     expect(finished.content[1].status).toBe('FINISHED');
   });
 
@@ -49,5 +67,15 @@ describe('mergeRunEvent (the runs page, live)', () => {
     const shown = pageOf([run(2)]);
     expect(mergeRunEvent(shown, event('results.added', { runId: 7, counts: counts(1) }))).toBe(shown);
     expect(mergeRunEvent(shown, event('run.created', { runId: 2, run: run(2) })).content).toHaveLength(1);
+  });
+});
+
+describe('flips (how flaky a test is)', () => {
+  it('counts the changes between passing and failing, skipping skips', async () => {
+    const { flips } = await import('../src/pages/projects/flips');
+    const item = (status: string) => ({ status }) as never;
+    expect(flips([item('PASSED'), item('PASSED')])).toBe(0);
+    expect(flips([item('PASSED'), item('FAILED'), item('SKIPPED'), item('PASSED')])).toBe(2);
+    expect(flips([item('FAILED'), item('BROKEN')])).toBe(0);
   });
 });

@@ -111,6 +111,7 @@ export type ResultStatus = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
 export interface Result {
   id: number;
   runId: number;
+  testId: number;
   name: string;
   suite: string;
   status: ResultStatus;
@@ -118,6 +119,11 @@ export interface Result {
   message: string | null;
   trace: string | null;
   retry: number;
+}
+
+export interface HistoryItem extends Result {
+  runName: string;
+  startedAt: string | null;
 }
 
 export interface AuditEvent {
@@ -223,6 +229,8 @@ export function apiOf(session: Session) {
     listRuns: (projectId: number, page: number) =>
       call<Page<Run>>('listRuns', { params: { projectId }, query: { page, size: 20, sort: 'id,desc' } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
+    testHistory: (projectId: number, testId: number) =>
+      call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { size: 100 } }),
     listResults: (runId: number, query: { status?: string; page: number }) =>
       call<Page<Result>>('listResults', { params: { runId }, query: { ...query, size: 50 } }),
   };

@@ -37,6 +37,7 @@ export const OPERATIONS = {
   getRun: ['GET', '/api/runs/{runId}'],
   listResults: ['GET', '/api/runs/{runId}/results'],
   importReport: ['POST', '/api/import/{format}'],
+  testHistory: ['GET', '/api/projects/{projectId}/tests/{testId}/history'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;

@@ -93,6 +93,9 @@ function RunView({ run }: { run: Run }) {
                     <th scope="col">Suite</th>
                     <th scope="col">Status</th>
                     <th scope="col">Duration</th>
+                    <th scope="col">
+                      <span className="visually-hidden">History</span>
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -114,6 +117,11 @@ function RunView({ run }: { run: Run }) {
                         </span>
                       </td>
                       <td>{r.durationMs === null ? '—' : `${r.durationMs} ms`}</td>
+                      <td>
+                        <Link to={`/projects/${run.projectId}/tests/${r.testId}`}>
+                          History<span className="visually-hidden"> of {r.name}</span>
+                        </Link>
+                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -1,0 +1,87 @@
+import { useQuery } from '@tanstack/react-query';
+import { useMemo } from 'react';
+import { Link, useParams } from 'react-router';
+import type { HistoryItem } from '../../api/client';
+import { useApi } from '../../session-context';
+import { Loaded, noItems, Page } from '../../ui/components';
+import { DurationChart } from '../../ui/DurationChart';
+import { flips } from './flips';
+
+/** A test case across runs: a pass/fail strip, its duration chart, how often it flipped, its last failure. */
+export function TestHistory() {
+  const api = useApi();
+  const params = useParams();
+  const projectId = Number(params.projectId);
+  const testId = Number(params.testId);
+  const history = useQuery({
+    queryKey: ['history', projectId, testId],
+    queryFn: () => api.testHistory(projectId, testId),
+  });
+  const name = history.data?.content[0]?.name ?? `Test ${testId}`;
+  return (
+    <Page title={name}>
+      <p>
+        <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
+      </p>
+      <Loaded
+        query={history}
+        what="Loading the history"
+        isEmpty={noItems}
+        empty="This test has no results yet."
+      >
+        {(data) => <HistoryView items={data.content} />}
+      </Loaded>
+    </Page>
+  );
+}
+
+function HistoryView({ items }: { items: HistoryItem[] }) {
+  // Oldest first, as time goes.
+  const ordered = useMemo(() => items.slice().reverse(), [items]);
+  const labels = useMemo(() => ordered.map((i) => i.runName), [ordered]);
+  const durations = useMemo(() => ordered.map((i) => i.durationMs), [ordered]);
+  const lastFailure = items.find((i) => i.status === 'FAILED' || i.status === 'BROKEN');
+  const flipped = flips(ordered);
+  return (
+    <>
+      <p className="hint">{items[0].suite}</p>
+      <h2>Last {items.length} runs</h2>
+      <ol className="strip" aria-label="Status in each run, oldest first">
+        {ordered.map((i) => (
+          <li
+            key={i.id}
+            className={`strip-${i.status.toLowerCase()}`}
+            title={`${i.runName}: ${i.status.toLowerCase()}`}
+          >
+            <Link to={`/runs/${i.runId}`}>
+              <span className="visually-hidden">
+                {i.runName}: {i.status.toLowerCase()}
+              </span>
+            </Link>
+          </li>
+        ))}
+      </ol>
+      <p>
+        {flipped === 0
+          ? 'Stable: '
+          : `Flaky: its outcome changed ${flipped} time${flipped > 1 ? 's' : ''} in these runs. `}
+        {items.filter((i) => i.status === 'PASSED').length} passed of{' '}
+        {items.filter((i) => i.status !== 'SKIPPED').length} that ran.
+      </p>
+      <h2>Duration</h2>
+      <DurationChart labels={labels} durations={durations} />
+      <h2>Last failure</h2>
+      {lastFailure ? (
+        <section className="card" aria-label="The last failure">
+          <p>
+            In <Link to={`/runs/${lastFailure.runId}`}>{lastFailure.runName}</Link>
+          </p>
+          {lastFailure.message ? <p className="error">{lastFailure.message}</p> : null}
+          {lastFailure.trace ? <pre className="trace">{lastFailure.trace}</pre> : null}
+        </section>
+      ) : (
+        <p className="empty">It has not failed in these runs.</p>
+      )}
+    </>
+  );
+}
