@@ -1,5 +1,4 @@
-import { type ReactNode } from 'react';
-import { Navigate, NavLink, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { Navigate, NavLink, Outlet, Route, Routes, useLocation, useNavigate } from 'react-router';
 import { AdminAudit } from './pages/admin/Audit';
 import { AdminGroups } from './pages/admin/Groups';
 import { AdminSubscription } from './pages/admin/Subscription';
@@ -40,112 +39,32 @@ export function App() {
         <Route path="/forgot-password" element={<ForgotPassword />} />
         <Route path="/reset-password" element={<ResetPassword />} />
         <Route path="/invitations/accept" element={<AcceptInvitation />} />
-        <Route
-          path="/"
-          element={
-            <Private>
-              <Home />
-            </Private>
-          }
-        />
-        <Route
-          path="/projects"
-          element={
-            <Private>
-              <Home />
-            </Private>
-          }
-        />
-        <Route
-          path="/projects/:projectId"
-          element={
-            <Private>
-              <ProjectRuns />
-            </Private>
-          }
-        />
-        <Route
-          path="/projects/:projectId/import"
-          element={
-            <Private>
-              <ImportReport />
-            </Private>
-          }
-        />
-        <Route
-          path="/projects/:projectId/tests/:testId"
-          element={
-            <Private>
-              <TestHistory />
-            </Private>
-          }
-        />
-        <Route
-          path="/runs/:runId"
-          element={
-            <Private>
-              <RunPage />
-            </Private>
-          }
-        />
-        <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
-        <Route
-          path="/profile/api-keys"
-          element={
-            <Private>
-              <ApiKeys />
-            </Private>
-          }
-        />
-        <Route
-          path="/profile/security"
-          element={
-            <Private>
-              <Security />
-            </Private>
-          }
-        />
-        <Route path="/admin" element={<Navigate to="/admin/users" replace />} />
-        <Route
-          path="/admin/users"
-          element={
-            <AdminOnly>
-              <AdminUsers />
-            </AdminOnly>
-          }
-        />
-        <Route
-          path="/admin/groups"
-          element={
-            <AdminOnly>
-              <AdminGroups />
-            </AdminOnly>
-          }
-        />
-        <Route
-          path="/admin/audit"
-          element={
-            <AdminOnly>
-              <AdminAudit />
-            </AdminOnly>
-          }
-        />
-        <Route
-          path="/admin/subscription"
-          element={
-            <AdminOnly>
-              <AdminSubscription />
-            </AdminOnly>
-          }
-        />
+        <Route element={<Private />}>
+          <Route path="/" element={<Home />} />
+          <Route path="/projects" element={<Home />} />
+          <Route path="/projects/:projectId" element={<ProjectRuns />} />
+          <Route path="/projects/:projectId/import" element={<ImportReport />} />
+          <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
+          <Route path="/runs/:runId" element={<RunPage />} />
+          <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
+          <Route path="/profile/api-keys" element={<ApiKeys />} />
+          <Route path="/profile/security" element={<Security />} />
+          <Route element={<AdminOnly />}>
+            <Route path="/admin" element={<Navigate to="/admin/users" replace />} />
+            <Route path="/admin/users" element={<AdminUsers />} />
+            <Route path="/admin/groups" element={<AdminGroups />} />
+            <Route path="/admin/audit" element={<AdminAudit />} />
+            <Route path="/admin/subscription" element={<AdminSubscription />} />
+          </Route>
+        </Route>
         <Route path="*" element={<NotFound />} />
       </Routes>
     </>
   );
 }
 
-/** Signed in, or on to the sign-in page (coming back here afterwards). */
-function Private({ children }: { children: ReactNode }) {
+/** The routes under it: signed in, or on to the sign-in page (coming back here afterwards). */
+function Private() {
   const signedIn = useSignedIn();
   const location = useLocation();
   if (!signedIn) {
@@ -153,31 +72,34 @@ function Private({ children }: { children: ReactNode }) {
       <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />
     );
   }
-  return <>{children}</>;
+  return <Outlet />;
 }
 
-/** Platform admins only; anyone else sees that they are not allowed (the API refuses anyway). */
-function AdminOnly({ children }: { children: ReactNode }) {
+/** The routes under it: platform admins only; anyone else sees that they are not allowed (the API refuses anyway). */
+function AdminOnly() {
   const { me, loading, error } = useMe();
-  return (
-    <Private>
-      {loading ? (
-        <main className="page" id="main">
-          <Loading />
-        </main>
-      ) : error ? (
-        <Page title="Error">
-          <ErrorMessage error={error} />
-        </Page>
-      ) : me?.admin ? (
-        children
-      ) : (
-        <Page title="Not allowed">
-          <p>Only platform administrators may open the administration pages.</p>
-        </Page>
-      )}
-    </Private>
-  );
+  if (loading) {
+    return (
+      <main className="page" id="main">
+        <Loading />
+      </main>
+    );
+  }
+  if (error) {
+    return (
+      <Page title="Error">
+        <ErrorMessage error={error} />
+      </Page>
+    );
+  }
+  if (!me?.admin) {
+    return (
+      <Page title="Not allowed">
+        <p>Only platform administrators may open the administration pages.</p>
+      </Page>
+    );
+  }
+  return <Outlet />;
 }
 
 function Header() {
