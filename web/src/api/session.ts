@@ -116,14 +116,28 @@ export class Session {
    * A request to the API with the access token; a 401 refreshes once and retries. Resolves with the parsed
    * body (undefined for 204), or throws ApiError with the server's message.
    */
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let res = await this.send(method, path, body);
-    if (res.status === 401 && this.token !== undefined) {
-      if (await this.refresh()) {
-        res = await this.send(method, path, body);
+  request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    return this.authorized(async (token) => parse<T>(await this.send(method, path, body, token)));
+  }
+
+  /**
+   * Runs `call` with the access token; when it fails with a 401 while signed in, refreshes once and runs it
+   * again (any request to the API: fetch here, or an upload with progress).
+   */
+  async authorized<T>(call: (token: string | undefined) => Promise<T>): Promise<T> {
+    try {
+      return await call(this.token);
+    } catch (error) {
+      if (
+        error instanceof ApiError &&
+        error.status === 401 &&
+        this.token !== undefined &&
+        (await this.refresh())
+      ) {
+        return call(this.token);
       }
+      throw error;
     }
-    return parse<T>(res);
   }
 
   /** A request without the access token (sign-in, registration, password reset). */
@@ -131,10 +145,10 @@ export class Session {
     return parse<T>(await this.fetchImpl(path, init(method, body)));
   }
 
-  private send(method: string, path: string, body: unknown): Promise<Response> {
+  private send(method: string, path: string, body: unknown, token: string | undefined): Promise<Response> {
     const request = init(method, body);
-    if (this.token) {
-      (request.headers as Record<string, string>).Authorization = `Bearer ${this.token}`;
+    if (token) {
+      (request.headers as Record<string, string>).Authorization = `Bearer ${token}`;
     }
     return this.fetchImpl(path, request);
   }

@@ -77,17 +77,13 @@ export function ImportReport() {
     });
     const url = `/api/import/${format}?${query.toString()}`;
     try {
-      try {
-        setDone(await upload(url, session.accessToken, file, setProgress));
-      } catch (e) {
-        // An access token that expired during a long upload: refresh once and send again.
-        if (e instanceof ApiError && e.status === 401 && (await session.refresh())) {
+      // An access token that expires during a long upload is refreshed, and the report sent again.
+      setDone(
+        await session.authorized((token) => {
           setProgress(0);
-          setDone(await upload(url, session.accessToken, file, setProgress));
-        } else {
-          throw e;
-        }
-      }
+          return upload(url, token, file, setProgress);
+        }),
+      );
     } catch (e) {
       setError(e);
     } finally {
