@@ -42,11 +42,7 @@ const values = (entry: Entry, name: string): string[] => {
   return all.map((v) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v)));
 };
 
-const first = (entry: Entry, name: string): string | undefined => {
-  const value = entry[name];
-  const one = Array.isArray(value) ? value[0] : value;
-  return one === undefined ? undefined : Buffer.isBuffer(one) ? one.toString('utf8') : String(one);
-};
+const first = (entry: Entry, name: string): string | undefined => values(entry, name)[0];
 
 /**
  * Directory sign-in with ldapts (ldapjs, under passport-ldapauth, is unmaintained): bind as the read-only manager,
