@@ -11,6 +11,7 @@ import { IngestQueuePayloadText1764620000000 } from './1764620000000-IngestQueue
 import { ResultIdBlocks1764630000000 } from './1764630000000-ResultIdBlocks.js';
 import { ResultsWithoutIdIndex1764640000000 } from './1764640000000-ResultsWithoutIdIndex.js';
 import { DirectoryIdentity1764650000000 } from './1764650000000-DirectoryIdentity.js';
+import { FailureKey1764660000000 } from './1764660000000-FailureKey.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -27,4 +28,5 @@ export const MIGRATIONS = [
   ResultIdBlocks1764630000000,
   ResultsWithoutIdIndex1764640000000,
   DirectoryIdentity1764650000000,
+  FailureKey1764660000000,
 ];

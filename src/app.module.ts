@@ -13,6 +13,7 @@ import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
+import { InsightsModule } from './insights/insights.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
@@ -44,6 +45,7 @@ export class AppModule {
         ApiTokensModule,
         AccessModule,
         IngestV1Module,
+        InsightsModule,
         IngestV2Module,
         ImportModule,
         LiveModule,

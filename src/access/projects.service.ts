@@ -7,7 +7,7 @@ import { isUniqueViolation } from '../common/db-errors.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import { UsersRepository } from '../users/users.repository.js';
-import type { CreateProjectDto, ProjectDto, ProjectMemberDto, UpdateProjectDto } from './dto/project.dto.js';
+import type { CreateProjectDto, LatestRunDto, ProjectDto, ProjectMemberDto, UpdateProjectDto } from './dto/project.dto.js';
 import type { ProjectEntity } from './entities.js';
 import { ProjectAccessRepository } from './project-access.repository.js';
 import { ProjectAccessService } from './project-access.service.js';
@@ -45,15 +45,18 @@ export class ProjectsService {
     const admin = (await this.users.findById(user.id))?.admin ?? false;
     const [rows, total] = await this.projects.listVisible(user.id, admin, page);
     const roles = admin ? new Map<string, ProjectRole>() : await this.accessFacts.rolesOf(user.id, rows.map((p) => p.id));
+    const latest = await this.projects.latestRuns(rows.map((p) => p.id));
     return toPage(
-      rows.map((p) => toProjectDto(p, admin ? 'OWNER' : (roles.get(p.id) ?? 'VIEWER'))),
+      rows.map((p) => toProjectDto(p, admin ? 'OWNER' : (roles.get(p.id) ?? 'VIEWER'), latest.get(String(p.id)))),
       total,
       page,
     );
   }
 
   async get(projectId: string, role: ProjectRole): Promise<ProjectDto> {
-    return toProjectDto(await this.found(projectId), role);
+    const project = await this.found(projectId);
+    const latest = await this.projects.latestRuns([project.id]);
+    return toProjectDto(project, role, latest.get(String(project.id)));
   }
 
   async update(user: AuthUser, projectId: string, dto: UpdateProjectDto, role: ProjectRole, ip: string): Promise<ProjectDto> {
@@ -158,7 +161,7 @@ function toMemberDto(r: MemberRow): ProjectMemberDto {
   return { userId: Number(r.userId), email: r.email, fullName: r.fullName, role: r.role, via: r.via, platformAdmin: r.platformAdmin };
 }
 
-export function toProjectDto(p: ProjectEntity, role: ProjectRole): ProjectDto {
+export function toProjectDto(p: ProjectEntity, role: ProjectRole, latestRun?: LatestRunDto): ProjectDto {
   return {
     id: Number(p.id),
     key: p.key,
@@ -167,5 +170,6 @@ export function toProjectDto(p: ProjectEntity, role: ProjectRole): ProjectDto {
     role,
     createdAt: p.createdAt.toISOString(),
     updatedAt: p.updatedAt.toISOString(),
+    latestRun: latestRun ?? null,
   };
 }

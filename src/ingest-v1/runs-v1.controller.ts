@@ -13,6 +13,7 @@ import {
   ResultIdsDto,
   ResultsQueryDto,
   RunDto,
+  RunsQueryDto,
   TestCaseDto,
   TestsQueryDto,
 } from '../results/dto/results.dto.js';
@@ -38,9 +39,11 @@ export class RunsV1Controller {
 
   @Get('projects/:projectId/runs')
   @RequireProjectRole('VIEWER')
-  @ApiOperation({ summary: 'Runs of the project with their counts; sortable on startedAt (default, newest first), name, id' })
+  @ApiOperation({
+    summary: 'Runs of the project with their counts, optionally of one status or with a name holding `q`; sortable on startedAt (default, newest first), name, id',
+  })
   @ApiOkResponse({ type: PageOf(RunDto) })
-  listRuns(@Param('projectId') projectId: string, @Query() query: PageQueryDto) {
+  listRuns(@Param('projectId') projectId: string, @Query() query: RunsQueryDto) {
     return this.results.listRuns(projectId, query);
   }
 
@@ -73,7 +76,9 @@ export class RunsV1Controller {
 
   @Get('runs/:runId/results')
   @RequireProjectRole('VIEWER', 'runId')
-  @ApiOperation({ summary: 'Results of the run, optionally of one status; sortable on id, name, status, durationMs' })
+  @ApiOperation({
+    summary: 'Results of the run, filtered by status, suite, name (`q`) or failure group; sortable on id (default), name, status, durationMs',
+  })
   @ApiOkResponse({ type: PageOf(ResultDto) })
   listResults(@Param('runId') runId: string, @Query() query: ResultsQueryDto) {
     return this.results.listResults(runId, query);
@@ -106,6 +111,14 @@ export class RunsV1Controller {
   @ApiOkResponse({ type: PageOf(TestCaseDto) })
   listTests(@Param('projectId') projectId: string, @Query() query: TestsQueryDto) {
     return this.results.listTests(projectId, query);
+  }
+
+  @Get('projects/:projectId/tests/:testId')
+  @RequireProjectRole('VIEWER')
+  @ApiOperation({ summary: 'One test case with its last status and flakiness' })
+  @ApiOkResponse({ type: TestCaseDto })
+  getTest(@Param('projectId') projectId: string, @Param('testId') testId: string): Promise<TestCaseDto> {
+    return this.results.getTest(projectId, testId);
   }
 
   @Get('projects/:projectId/tests/:testId/history')

@@ -12,6 +12,7 @@ import type {
   ResultDto,
   ResultsQueryDto,
   RunDto,
+  RunsQueryDto,
   TestCaseDto,
   TestsQueryDto,
 } from './dto/results.dto.js';
@@ -20,7 +21,7 @@ import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
 import { ResultsWriter } from './results.writer.js';
 
-import { RunsRepository } from './runs.repository.js';
+import { RunsRepository, type TestCaseRow } from './runs.repository.js';
 
 /**
  * Test case ids a whole-run write keeps for the writer's cache, to be remembered once it has committed: enough
@@ -49,9 +50,9 @@ export class ResultsService {
     return body;
   }
 
-  async listRuns(projectId: string, query: PageQueryDto): Promise<Page<RunDto>> {
+  async listRuns(projectId: string, query: RunsQueryDto): Promise<Page<RunDto>> {
     const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [{ field: 'startedAt', direction: 'DESC' }]);
-    const [rows, total] = await this.runs.listRuns(projectId, page);
+    const [rows, total] = await this.runs.listRuns(projectId, { status: query.status, q: query.q }, page);
     return toPage(rows.map(toRunDto), total, page);
   }
 
@@ -114,7 +115,8 @@ export class ResultsService {
 
   async listResults(runId: string, query: ResultsQueryDto): Promise<Page<ResultDto>> {
     const page = pageRequest(query, ['id', 'name', 'status', 'durationMs'] as const, [{ field: 'id', direction: 'ASC' }]);
-    const [rows, total] = await this.runs.listResults(runId, query.status, page);
+    const { status, suite, q, group } = query;
+    const [rows, total] = await this.runs.listResults(runId, { status, suite, q, group }, page);
     return toPage(rows.map(toResultDto), total, page);
   }
 
@@ -142,12 +144,18 @@ export class ResultsService {
       { field: 'suite', direction: 'ASC' },
       { field: 'name', direction: 'ASC' },
     ]);
-    const [rows, total] = await this.runs.listTests(projectId, query.q, page);
-    return toPage(
-      rows.map((t) => ({ id: Number(t.id), suite: t.suite, name: t.name, lastStatus: t.lastStatus, flaky: t.flakyNow })),
-      total,
-      page,
-    );
+    const [rows, total] = await this.runs.listTests(projectId, { q: query.q }, page);
+    return toPage(rows.map(toTestCaseDto), total, page);
+  }
+
+  async getTest(projectId: string, testId: string): Promise<TestCaseDto> {
+    const [rows] = /^\d{1,18}$/.test(testId)
+      ? await this.runs.listTests(projectId, { id: testId }, { page: 0, size: 1, offset: 0, sort: [{ field: 'id', direction: 'ASC' }] })
+      : [[]];
+    if (!rows.length) {
+      throw AppError.notFound(`Test ${testId} not found`);
+    }
+    return toTestCaseDto(rows[0]);
   }
 
   async history(projectId: string, testId: string, query: PageQueryDto): Promise<Page<HistoryItemDto>> {
@@ -230,6 +238,10 @@ export function toRunDto(r: RunEntity): RunDto {
       skipped: r.countSkipped,
     },
   };
+}
+
+function toTestCaseDto(t: TestCaseRow): TestCaseDto {
+  return { id: Number(t.id), suite: t.suite, name: t.name, lastStatus: t.lastStatus, flaky: t.flakyNow };
 }
 
 function toResultDto(r: ResultEntity): ResultDto {

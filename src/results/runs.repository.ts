@@ -1,12 +1,29 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, ILike } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
 import { ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
 export type RunSortField = 'startedAt' | 'name' | 'id';
 export type ResultSortField = 'id' | 'name' | 'status' | 'durationMs';
 export type TestSortField = 'suite' | 'name' | 'id';
+
+export interface RunFilter {
+  status?: RunEntity['status'];
+  q?: string;
+}
+
+export interface ResultFilter {
+  status?: ResultStatus[];
+  suite?: string;
+  q?: string;
+  group?: string;
+}
+
+/** A LIKE pattern for `text` anywhere, its own wildcards taken literally. */
+export function containing(text: string): string {
+  return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
 
 export interface TestCaseRow extends TestCaseEntity {
   /** The status of the test's newest result. */
@@ -70,10 +87,14 @@ export class RunsRepository {
     return rows[0] ? String(rows[0].project_id) : null;
   }
 
-  listRuns(projectId: string, page: PageRequest<RunSortField>): Promise<[RunEntity[], number]> {
+  listRuns(projectId: string, filter: RunFilter, page: PageRequest<RunSortField>): Promise<[RunEntity[], number]> {
     const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
     return this.db.getRepository(RunEntity).findAndCount({
-      where: { projectId },
+      where: {
+        projectId,
+        ...(filter.status ? { status: filter.status } : {}),
+        ...(filter.q ? { name: ILike(containing(filter.q)) } : {}),
+      },
       // The id breaks ties, in the client's direction when it sorted by id too.
       order: { ...order, id: order.id ?? 'DESC' },
       skip: page.offset,
@@ -89,26 +110,43 @@ export class RunsRepository {
     await this.db.getRepository(RunEntity).delete({ id });
   }
 
-  listResults(runId: string, status: ResultStatus | undefined, page: PageRequest<ResultSortField>): Promise<[ResultEntity[], number]> {
-    const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
-    return this.db.getRepository(ResultEntity).findAndCount({
-      where: status ? { runId, status } : { runId },
-      order: { ...order, id: order.id ?? 'ASC' },
-      skip: page.offset,
-      take: page.size,
-    });
+  /** The run's results: by its index on (run_id, status, id); the other filters narrow the run's own results. */
+  listResults(runId: string, filter: ResultFilter, page: PageRequest<ResultSortField>): Promise<[ResultEntity[], number]> {
+    const query = this.db.getRepository(ResultEntity).createQueryBuilder('r').where('r.run_id = :runId', { runId });
+    if (filter.status?.length) {
+      query.andWhere('r.status IN (:...status)', { status: filter.status });
+    }
+    if (filter.suite !== undefined) {
+      query.andWhere('r.suite = :suite', { suite: filter.suite });
+    }
+    if (filter.q) {
+      query.andWhere('r.name ILIKE :q', { q: containing(filter.q) });
+    }
+    if (filter.group !== undefined) {
+      query.andWhere(`r.status IN ('FAILED', 'BROKEN') AND failure_key(r.message) = :group`, { group: filter.group });
+    }
+    for (const { field, direction } of page.sort) {
+      query.addOrderBy(`r.${field}`, direction);
+    }
+    if (!page.sort.some((s) => s.field === 'id')) {
+      query.addOrderBy('r.id', 'ASC');
+    }
+    return query.skip(page.offset).take(page.size).getManyAndCount();
   }
 
   /**
    * Test cases with flakiness computed from their last 10 results: flaky when, on one code revision (the
    * `commit` attribute of the run, or all runs without one), the test both passed and failed, or passed on a retry.
    */
-  async listTests(projectId: string, q: string | undefined, page: PageRequest<TestSortField>): Promise<[TestCaseRow[], number]> {
+  async listTests(projectId: string, by: { q?: string; id?: string }, page: PageRequest<TestSortField>): Promise<[TestCaseRow[], number]> {
     const order = page.sort.map((s) => `t.${s.field === 'id' ? 'id' : s.field} ${s.direction}`).join(', ');
     const params: unknown[] = [projectId, page.size, page.offset];
     let filter = '';
-    if (q) {
-      params.push(`%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`);
+    if (by.id) {
+      params.push(by.id);
+      filter = `AND t.id = $4`;
+    } else if (by.q) {
+      params.push(containing(by.q));
       filter = `AND (t.suite ILIKE $4 OR t.name ILIKE $4)`;
     }
     const rows: TestCaseRow[] = await this.db.query(
@@ -132,7 +170,7 @@ export class RunsRepository {
     );
     const [{ n }]: { n: string }[] = await this.db.query(
       `SELECT count(*) AS n FROM test_cases t WHERE t.project_id = $1 ${filter.replaceAll('$4', '$2')}`,
-      q ? [projectId, params[3]] : [projectId],
+      filter ? [projectId, params[3]] : [projectId],
     );
     return [rows, Number(n)];
   }

@@ -66,6 +66,7 @@ describe('Projects, memberships and per-project roles', () => {
       role: 'OWNER',
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
+      latestRun: null,
     });
   });
 

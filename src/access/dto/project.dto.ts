@@ -54,6 +54,25 @@ export class UpdateProjectDto {
   description?: string;
 }
 
+export class LatestRunCountsDto {
+  @ApiProperty() total: number;
+  @ApiProperty() passed: number;
+  @ApiProperty() failed: number;
+  @ApiProperty() broken: number;
+  @ApiProperty() skipped: number;
+}
+
+export class LatestRunDto {
+  @ApiProperty() id: number;
+  @ApiProperty() name: string;
+  @ApiProperty({ enum: ['IN_PROGRESS', 'FINISHED'] }) status: 'IN_PROGRESS' | 'FINISHED';
+  @ApiProperty() startedAt: string;
+  @ApiProperty({ type: String, nullable: true }) finishedAt: string | null;
+  @ApiProperty({ type: LatestRunCountsDto }) counts: LatestRunCountsDto;
+  @ApiProperty({ type: Number, nullable: true, description: 'passed ÷ (total − skipped), 0..1; null when nothing ran' })
+  passRate: number | null;
+}
+
 export class ProjectDto {
   @ApiProperty({ example: 7 })
   id: number;
@@ -75,6 +94,9 @@ export class ProjectDto {
 
   @ApiProperty({ example: '2026-11-22T10:15:00.000Z' })
   updatedAt: string;
+
+  @ApiProperty({ type: LatestRunDto, nullable: true, description: 'The run started last, null before the first' })
+  latestRun: LatestRunDto | null;
 }
 
 export class SetMemberRoleDto {

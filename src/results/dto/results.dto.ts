@@ -202,11 +202,57 @@ export class TestCaseDto {
   flaky: boolean;
 }
 
+/** `status=FAILED,BROKEN` or `status=FAILED&status=BROKEN`: any of them. */
+function toStatusList({ value }: { value: unknown }): unknown {
+  const items = Array.isArray(value) ? value : [value];
+  return items.flatMap((v) => (typeof v === 'string' ? v.split(',') : [v])).filter((v) => v !== '');
+}
+
 export class ResultsQueryDto extends PageQueryDto {
-  @ApiPropertyOptional({ enum: RESULT_STATUSES })
+  @ApiPropertyOptional({
+    type: [String],
+    enum: RESULT_STATUSES,
+    description: 'Only results of these statuses: repeatable, or comma-separated (`FAILED,BROKEN` for all failures)',
+  })
   @IsOptional()
-  @IsIn(RESULT_STATUSES, { message: `status must be one of: ${RESULT_STATUSES.join(', ')}` })
-  status?: ResultStatus;
+  @Transform(toStatusList)
+  @IsIn(RESULT_STATUSES, { each: true, message: `status must be one of: ${RESULT_STATUSES.join(', ')}` })
+  status?: ResultStatus[];
+
+  @ApiPropertyOptional({ description: 'Only results of this suite (exact; an empty value is the results without one)' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(1000)
+  @IsStorableText()
+  suite?: string;
+
+  @ApiPropertyOptional({ description: 'Substring of the name, case-insensitive' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(200)
+  @IsStorableText()
+  q?: string;
+
+  @ApiPropertyOptional({ description: 'Only the failures of this failure group (its `key` in GET /api/runs/{runId}/failure-groups)' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(300)
+  @IsStorableText()
+  group?: string;
+}
+
+export class RunsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ enum: ['IN_PROGRESS', 'FINISHED'] })
+  @IsOptional()
+  @IsIn(['IN_PROGRESS', 'FINISHED'], { message: 'status must be one of: IN_PROGRESS, FINISHED' })
+  status?: RunStatus;
+
+  @ApiPropertyOptional({ description: 'Substring of the name, case-insensitive' })
+  @IsOptional()
+  @IsString()
+  @MaxChars(200)
+  @IsStorableText()
+  q?: string;
 }
 
 export class TestsQueryDto extends PageQueryDto {

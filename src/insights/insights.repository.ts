@@ -1,0 +1,211 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import type { PageRequest } from '../common/paging/page.js';
+import type { ResultStatus } from '../results/entities.js';
+
+export type GroupSortField = 'count' | 'key';
+export type SuiteSortField = 'suite' | 'total' | 'failed';
+
+export interface FailureGroupRow {
+  key: string;
+  count: number;
+  failed: number;
+  broken: number;
+  tests: number;
+  example: string | null;
+}
+
+export interface SuiteRow {
+  suite: string;
+  total: number;
+  failed: number;
+}
+
+/** How a test changed from the base run to the head run (GET /api/runs/{runId}/compare). */
+export const CHANGES = [
+  'NEW_FAILURE',
+  'FIXED',
+  'STILL_FAILING',
+  'FLAKY',
+  'ADDED',
+  'REMOVED',
+  'UNCHANGED',
+] as const;
+export type Change = (typeof CHANGES)[number];
+
+export interface ChangeRow {
+  testId: string;
+  suite: string;
+  name: string;
+  change: Change;
+  baseStatus: ResultStatus | null;
+  headStatus: ResultStatus | null;
+  message: string | null;
+}
+
+export interface TrendRow {
+  id: string;
+  name: string;
+  status: 'IN_PROGRESS' | 'FINISHED';
+  started_at: Date;
+  finished_at: Date | null;
+  total: number;
+  passed: number;
+  failed: number;
+  broken: number;
+  skipped: number;
+}
+
+/**
+ * Each test's outcome in one run: the status of its last attempt (highest retry, then newest), and whether it both
+ * passed and failed within the run (a retry that passed). By the run's index (ix_results_run_status): one run's
+ * results only, never the project's.
+ */
+const OUTCOMES = (run: string) => `
+  SELECT test_id,
+         (array_agg(status ORDER BY retry DESC, id DESC))[1] AS status,
+         (array_agg(id ORDER BY retry DESC, id DESC))[1] AS last_id,
+         bool_or(status = 'PASSED') AND bool_or(status IN ('FAILED', 'BROKEN')) AS flaky
+    FROM results WHERE run_id = ${run} GROUP BY test_id`;
+
+/**
+ * The changes of every test of either run. `$1` the head run, `$2` the base run, `$3` whether both runs are of one
+ * code revision (the same `commit` attribute): then an outcome that flipped is the test's flakiness, not a change
+ * of the code, and counts as FLAKY.
+ */
+const CHANGES_SQL = `
+  WITH h AS (${OUTCOMES('$1')}), b AS (${OUTCOMES('$2')})
+  SELECT coalesce(h.test_id, b.test_id) AS test_id, coalesce(h.last_id, b.last_id) AS last_id,
+         b.status AS base_status, h.status AS head_status,
+         CASE WHEN b.test_id IS NULL THEN 'ADDED'
+              WHEN h.test_id IS NULL THEN 'REMOVED'
+              WHEN h.flaky OR b.flaky THEN 'FLAKY'
+              WHEN $3::boolean AND (h.status IN ('FAILED', 'BROKEN')) <> (b.status IN ('FAILED', 'BROKEN'))
+                   AND 'PASSED' IN (h.status, b.status) THEN 'FLAKY'
+              WHEN h.status IN ('FAILED', 'BROKEN') AND b.status IN ('FAILED', 'BROKEN') THEN 'STILL_FAILING'
+              WHEN h.status IN ('FAILED', 'BROKEN') THEN 'NEW_FAILURE'
+              WHEN b.status IN ('FAILED', 'BROKEN') THEN 'FIXED'
+              ELSE 'UNCHANGED' END AS change
+    FROM h FULL JOIN b ON b.test_id = h.test_id`;
+
+/** Reads over a run's or a project's results for the run, compare and trend views; each by an index. */
+@Injectable()
+export class InsightsRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  /** The run's failures grouped by failure_key(message) (see its migration), with a total count of groups. */
+  async failureGroups(
+    runId: string,
+    page: PageRequest<GroupSortField>,
+  ): Promise<[FailureGroupRow[], number]> {
+    const order = page.sort.map((s) => `${s.field === 'count' ? 'count' : 'key'} ${s.direction}`).join(', ');
+    const rows: (FailureGroupRow & { n: string })[] = await this.db.query(
+      `SELECT key, count::int, failed::int, broken::int, tests::int, example, count(*) OVER () AS n FROM (
+         SELECT failure_key(message) AS key, count(*) AS count,
+                count(*) FILTER (WHERE status = 'FAILED') AS failed, count(*) FILTER (WHERE status = 'BROKEN') AS broken,
+                count(DISTINCT test_id) AS tests, min(left(message, 2000)) AS example
+           FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')
+          GROUP BY 1) g
+        ORDER BY ${order}, key
+        LIMIT $2 OFFSET $3`,
+      [runId, page.size, page.offset],
+    );
+    const total = rows.length ? Number(rows[0].n) : page.offset ? await this.countGroups(runId) : 0;
+    return [rows.map(({ n: _n, ...row }) => row), total];
+  }
+
+  private async countGroups(runId: string): Promise<number> {
+    const [{ n }]: { n: string }[] = await this.db.query(
+      `SELECT count(DISTINCT failure_key(message)) AS n FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')`,
+      [runId],
+    );
+    return Number(n);
+  }
+
+  /** The run's suites with their counts of results and of failures. */
+  async suites(runId: string, page: PageRequest<SuiteSortField>): Promise<[SuiteRow[], number]> {
+    const order = page.sort.map((s) => `${s.field} ${s.direction}`).join(', ');
+    const rows: (SuiteRow & { n: string })[] = await this.db.query(
+      `SELECT suite, total::int, failed::int, count(*) OVER () AS n FROM (
+         SELECT suite, count(*) AS total, count(*) FILTER (WHERE status IN ('FAILED', 'BROKEN')) AS failed
+           FROM results WHERE run_id = $1 GROUP BY suite) s
+        ORDER BY ${order}, suite
+        LIMIT $2 OFFSET $3`,
+      [runId, page.size, page.offset],
+    );
+    const total = rows.length
+      ? Number(rows[0].n)
+      : page.offset
+        ? Number(
+            (
+              await this.db.query(`SELECT count(DISTINCT suite) AS n FROM results WHERE run_id = $1`, [runId])
+            )[0].n,
+          )
+        : 0;
+    return [rows.map(({ n: _n, ...row }) => row), total];
+  }
+
+  /** The run started last before `runId` in its project: by ix_runs_project_started. */
+  async previousRun(runId: string): Promise<string | null> {
+    const rows: { id: string }[] = await this.db.query(
+      `SELECT p.id FROM runs r
+         CROSS JOIN LATERAL (
+           SELECT id FROM runs
+            WHERE project_id = r.project_id AND (started_at, id) < (r.started_at, r.id)
+            ORDER BY started_at DESC, id DESC LIMIT 1) p
+        WHERE r.id = $1`,
+      [runId],
+    );
+    return rows[0] ? String(rows[0].id) : null;
+  }
+
+  /** How many tests changed in each way from `baseId` to `headId`. */
+  async changeCounts(headId: string, baseId: string, sameRevision: boolean): Promise<Map<Change, number>> {
+    const rows: { change: Change; n: string }[] = await this.db.query(
+      `SELECT change, count(*) AS n FROM (${CHANGES_SQL}) c GROUP BY change`,
+      [headId, baseId, sameRevision],
+    );
+    return new Map(rows.map((r) => [r.change, Number(r.n)]));
+  }
+
+  /**
+   * A page of the tests that changed in one of `changes`, by suite and name, with the message of the head run's
+   * last attempt (or the base run's, for a test that is not in the head run).
+   */
+  async changes(
+    headId: string,
+    baseId: string,
+    sameRevision: boolean,
+    changes: Change[],
+    page: PageRequest<'suite' | 'name'>,
+  ): Promise<[ChangeRow[], number]> {
+    const rows: (ChangeRow & { n: string })[] = await this.db.query(
+      `SELECT c.test_id AS "testId", t.suite, t.name, c.change, c.base_status AS "baseStatus",
+              c.head_status AS "headStatus", m.message, count(*) OVER () AS n
+         FROM (${CHANGES_SQL}) c
+         JOIN test_cases t ON t.id = c.test_id
+         LEFT JOIN LATERAL (SELECT message FROM results WHERE test_id = c.test_id AND id = c.last_id) m ON true
+        WHERE c.change = ANY($4::text[])
+        ORDER BY ${page.sort.map((s) => `t.${s.field} ${s.direction}`).join(', ')}, t.id
+        LIMIT $5 OFFSET $6`,
+      [headId, baseId, sameRevision, changes, page.size, page.offset],
+    );
+    let total = rows.length ? Number(rows[0].n) : 0;
+    if (!rows.length && page.offset) {
+      const counts = await this.changeCounts(headId, baseId, sameRevision);
+      total = changes.reduce((sum, c) => sum + (counts.get(c) ?? 0), 0);
+    }
+    return [rows.map(({ n: _n, ...row }) => ({ ...row, testId: String(row.testId) })), total];
+  }
+
+  /** The project's last `limit` runs, newest first: by ix_runs_project_started. */
+  trend(projectId: string, limit: number): Promise<TrendRow[]> {
+    return this.db.query(
+      `SELECT id, name, status, started_at, finished_at, count_total AS total, count_passed AS passed,
+              count_failed AS failed, count_broken AS broken, count_skipped AS skipped
+         FROM runs WHERE project_id = $1 ORDER BY started_at DESC, id DESC LIMIT $2`,
+      [projectId, limit],
+    );
+  }
+}
