@@ -18,7 +18,7 @@ export class FailureKey1764660000000 implements MigrationInterface {
     await q.query(String.raw`
       CREATE FUNCTION failure_key(message text) RETURNS text
         LANGUAGE sql IMMUTABLE PARALLEL SAFE
-        AS $$ SELECT left(btrim(regexp_replace(
+        AS $$ SELECT coalesce(nullif(left(btrim(regexp_replace(
           regexp_replace(
             regexp_replace(
               regexp_replace(
@@ -29,7 +29,7 @@ export class FailureKey1764660000000 implements MigrationInterface {
               '\m(0x[0-9a-fA-F]+|[0-9a-fA-F]*[0-9][0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*|[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*[0-9][0-9a-fA-F]*)\M',
               '<id>', 'g'),
             '\d+(\.\d+)?', '<n>', 'g'),
-          '\s+', ' ', 'g')), 300) $$`);
+          '\s+', ' ', 'g')), 300), ''), '(no message)') $$`);
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -77,7 +77,7 @@ export class RunsV1Controller {
   @Get('runs/:runId/results')
   @RequireProjectRole('VIEWER', 'runId')
   @ApiOperation({
-    summary: 'Results of the run, filtered by status, suite, name (`q`) or failure group; sortable on id (default), name, status, durationMs',
+    summary: 'Results of the run, filtered by status, suite, name (`q`) or failure group; sortable on id (default), name, suite, status, durationMs',
   })
   @ApiOkResponse({ type: PageOf(ResultDto) })
   listResults(@Param('runId') runId: string, @Query() query: ResultsQueryDto) {

@@ -114,9 +114,14 @@ export class ResultsService {
   }
 
   async listResults(runId: string, query: ResultsQueryDto): Promise<Page<ResultDto>> {
-    const page = pageRequest(query, ['id', 'name', 'status', 'durationMs'] as const, [{ field: 'id', direction: 'ASC' }]);
+    const page = pageRequest(query, ['id', 'name', 'suite', 'status', 'durationMs'] as const, [{ field: 'id', direction: 'ASC' }]);
     const { status, suite, q, group } = query;
-    const [rows, total] = await this.runs.listResults(runId, { status, suite, q, group }, page);
+    const run = await this.runs.findRun(runId);
+    if (!run) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
+    const counts = { PASSED: run.countPassed, FAILED: run.countFailed, BROKEN: run.countBroken, SKIPPED: run.countSkipped };
+    const [rows, total] = await this.runs.listResults(runId, { status, suite, q, group }, page, counts);
     return toPage(rows.map(toResultDto), total, page);
   }
 

@@ -205,11 +205,11 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
         tests: 4,
         example: expect.stringContaining('User 5f0c2b1e'),
       },
-      { key: '', count: 1, failed: 1, broken: 0, tests: 1, example: null },
+      { key: '(no message)', count: 1, failed: 1, broken: 0, tests: 1, example: null },
     ]);
     const byKey = await api(owner).get(`/api/runs/${id}/failure-groups?sort=key,asc&size=2`).expect(200);
     expect(byKey.body.content.map((g: { key: string }) => g.key)).toEqual([
-      '',
+      '(no message)',
       'Connection refused: db-<n>:<n> after <n> ms',
     ]);
     expect(byKey.body.totalPages).toBe(2);
@@ -427,6 +427,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       `/api/projects/${projectId}`,
       `/api/projects/${projectId}/runs?q=bulk&status=FINISHED`,
       `/api/projects/${projectId}/trend`,
+      `/api/runs/${bulkRun}/results`,
       `/api/runs/${bulkRun}/results?status=FAILED,BROKEN&sort=durationMs,desc`,
       `/api/runs/${bulkRun}/results?suite=Bulk%203&q=test`,
       `/api/runs/${bulkRun}/results?group=${encodeURIComponent('expected <n> to be ok')}`,

@@ -9,6 +9,8 @@ import { NotFound } from './pages/NotFound';
 import { ApiKeys } from './pages/profile/ApiKeys';
 import { ProjectRuns } from './pages/projects/ProjectRuns';
 import { ImportReport } from './pages/projects/ImportReport';
+import { ComparePage } from './pages/projects/ComparePage';
+import { Members } from './pages/projects/Members';
 import { RunPage } from './pages/projects/RunPage';
 import { TestHistory } from './pages/projects/TestHistory';
 import { Security } from './pages/profile/Security';
@@ -45,7 +47,9 @@ export function App() {
           <Route path="/projects/:projectId" element={<ProjectRuns />} />
           <Route path="/projects/:projectId/import" element={<ImportReport />} />
           <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
+          <Route path="/projects/:projectId/members" element={<Members />} />
           <Route path="/runs/:runId" element={<RunPage />} />
+          <Route path="/runs/:runId/compare" element={<ComparePage />} />
           <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
           <Route path="/profile/api-keys" element={<ApiKeys />} />
           <Route path="/profile/security" element={<Security />} />
@@ -107,6 +111,7 @@ function Header() {
   const { me } = useMe();
   const { session } = useSession();
   const navigate = useNavigate();
+  const location = useLocation();
   return (
     <header className="top">
       <NavLink to="/" className="brand">
@@ -114,7 +119,12 @@ function Header() {
       </NavLink>
       {signedIn ? (
         <nav aria-label="Main" className="main-nav">
-          <NavLink to="/projects">Projects</NavLink>
+          <NavLink
+            to="/projects"
+            className={({ isActive }) => (isActive || location.pathname.startsWith('/runs/') ? 'active' : undefined)}
+          >
+            Projects
+          </NavLink>
           <NavLink to="/profile/api-keys">API keys</NavLink>
           <NavLink to="/profile/security">Security</NavLink>
           {me?.admin ? <NavLink to="/admin/users">Admin</NavLink> : null}

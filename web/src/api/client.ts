@@ -79,12 +79,97 @@ export interface GroupMember {
 
 export type ProjectRole = 'VIEWER' | 'REPORTER' | 'MAINTAINER' | 'OWNER';
 
+export interface LatestRun {
+  id: number;
+  name: string;
+  status: Run['status'];
+  startedAt: string;
+  finishedAt: string | null;
+  counts: RunCounts;
+  /** passed ÷ (total − skipped), 0..1; null when nothing ran. */
+  passRate: number | null;
+}
+
 export interface Project {
   id: number;
   key: string;
   name: string;
+  description?: string | null;
   role: ProjectRole;
+  latestRun?: LatestRun | null;
 }
+
+export interface Member {
+  userId: number;
+  email: string;
+  fullName: string;
+  role: ProjectRole;
+  via: 'DIRECT' | 'GROUP';
+}
+
+export interface TestCase {
+  id: number;
+  suite: string;
+  name: string;
+  lastStatus: ResultStatus | null;
+  flaky: boolean;
+}
+
+export interface FailureGroup {
+  key: string;
+  count: number;
+  failed: number;
+  broken: number;
+  tests: number;
+  example: string | null;
+}
+
+export interface Suite {
+  suite: string;
+  total: number;
+  failed: number;
+}
+
+export const CHANGES = ['NEW_FAILURE', 'FIXED', 'STILL_FAILING', 'FLAKY', 'ADDED', 'REMOVED', 'UNCHANGED'] as const;
+export type Change = (typeof CHANGES)[number];
+
+export interface Comparison {
+  head: Run;
+  base: Run | null;
+  sameRevision: boolean;
+  summary: {
+    newFailures: number;
+    fixed: number;
+    stillFailing: number;
+    flaky: number;
+    added: number;
+    removed: number;
+    unchanged: number;
+  };
+}
+
+export interface TestChange {
+  testId: number;
+  suite: string;
+  name: string;
+  change: Change;
+  baseStatus: ResultStatus | null;
+  headStatus: ResultStatus | null;
+  message: string | null;
+}
+
+export interface TrendPoint {
+  runId: number;
+  name: string;
+  status: Run['status'];
+  startedAt: string;
+  durationMs: number | null;
+  counts: RunCounts;
+  passRate: number | null;
+}
+
+/** A list's query in the API's terms: `sort` as `field,asc|desc`; empty values are left out. */
+export type ListQuery = Record<string, string | number | undefined>;
 
 export interface RunCounts {
   total: number;
@@ -226,13 +311,32 @@ export function apiOf(session: Session) {
     subscription: () => call<Subscription>('subscription'),
     listProjects: () => call<Page<Project>>('listProjects', { query: { size: 200 } }),
     createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
-    listRuns: (projectId: number, page: number) =>
-      call<Page<Run>>('listRuns', { params: { projectId }, query: { page, size: 20, sort: 'id,desc' } }),
+    getProject: (projectId: number) => call<Project>('getProject', { params: { projectId } }),
+    listRuns: (projectId: number, query: ListQuery) =>
+      call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
     testHistory: (projectId: number, testId: number) =>
       call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { size: 100 } }),
-    listResults: (runId: number, query: { status?: string; page: number }) =>
-      call<Page<Result>>('listResults', { params: { runId }, query: { ...query, size: 50 } }),
+    getTest: (projectId: number, testId: number) => call<TestCase>('getTest', { params: { projectId, testId } }),
+    listResults: (runId: number, query: ListQuery) =>
+      call<Page<Result>>('listResults', { params: { runId }, query: { size: 50, ...query } }),
+    trend: (projectId: number, runs = 30) =>
+      call<{ points: TrendPoint[] }>('trend', { params: { projectId }, query: { runs } }),
+    failureGroups: (runId: number, page = 0) =>
+      call<Page<FailureGroup>>('failureGroups', { params: { runId }, query: { page, size: 20 } }),
+    suites: (runId: number) => call<Page<Suite>>('suites', { params: { runId }, query: { size: 500 } }),
+    compare: (runId: number, base?: number) =>
+      call<Comparison>('compare', { params: { runId }, query: { base } }),
+    compareTests: (runId: number, query: ListQuery) =>
+      call<Page<TestChange>>('compareTests', { params: { runId }, query: { size: 50, ...query } }),
+    listMembers: (projectId: number, page = 0) =>
+      call<Page<Member>>('listMembers', { params: { projectId }, query: { page, size: 50, sort: 'email,asc' } }),
+    setMember: (projectId: number, userId: number, role: ProjectRole) =>
+      call<Member>('setMember', { params: { projectId, userId }, body: { role } }),
+    removeMember: (projectId: number, userId: number) =>
+      call<void>('removeMember', { params: { projectId, userId } }),
+    invite: (projectId: number, email: string, role: ProjectRole) =>
+      call<unknown>('invite', { params: { projectId }, body: { email, role } }),
   };
 }
 

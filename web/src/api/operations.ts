@@ -38,6 +38,17 @@ export const OPERATIONS = {
   listResults: ['GET', '/api/runs/{runId}/results'],
   importReport: ['POST', '/api/import/{format}'],
   testHistory: ['GET', '/api/projects/{projectId}/tests/{testId}/history'],
+  getTest: ['GET', '/api/projects/{projectId}/tests/{testId}'],
+  getProject: ['GET', '/api/projects/{projectId}'],
+  trend: ['GET', '/api/projects/{projectId}/trend'],
+  failureGroups: ['GET', '/api/runs/{runId}/failure-groups'],
+  suites: ['GET', '/api/runs/{runId}/suites'],
+  compare: ['GET', '/api/runs/{runId}/compare'],
+  compareTests: ['GET', '/api/runs/{runId}/compare/tests'],
+  listMembers: ['GET', '/api/projects/{projectId}/members'],
+  setMember: ['PUT', '/api/projects/{projectId}/members/{userId}'],
+  removeMember: ['DELETE', '/api/projects/{projectId}/members/{userId}'],
+  invite: ['POST', '/api/projects/{projectId}/invitations'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;

@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useApi } from '../session-context';
-import { ErrorMessage, Field, Loaded, noItems, Page } from '../ui/components';
+import { ErrorMessage, Field, formatDate, Loaded, noItems, Page } from '../ui/components';
+import { CountBar, PassRate } from '../ui/CountBar';
 
 /** The projects the user can see, and a new one. */
 export function Home() {
@@ -33,19 +34,36 @@ export function Home() {
               <caption className="visually-hidden">Your projects</caption>
               <thead>
                 <tr>
-                  <th scope="col">Key</th>
-                  <th scope="col">Name</th>
+                  <th scope="col">Project</th>
+                  <th scope="col">Latest run</th>
+                  <th scope="col">Results</th>
+                  <th scope="col">Pass rate</th>
                   <th scope="col">Your role</th>
                 </tr>
               </thead>
               <tbody>
                 {data.content.map((p) => (
-                  <tr key={p.id}>
-                    <td>{p.key}</td>
+                  <tr key={p.id} data-testid={`project-${p.id}`}>
                     <td>
                       <Link to={`/projects/${p.id}`}>{p.name}</Link>
+                      <span className="hint block">{p.key}</span>
                     </td>
-                    <td>{p.role}</td>
+                    <td>
+                      {p.latestRun ? (
+                        <>
+                          <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>
+                          <span className="hint block">
+                            {p.latestRun.status === 'FINISHED' ? 'finished' : 'in progress'} ·{' '}
+                            {formatDate(p.latestRun.startedAt)}
+                          </span>
+                        </>
+                      ) : (
+                        <span className="hint">No runs yet</span>
+                      )}
+                    </td>
+                    <td>{p.latestRun ? <CountBar counts={p.latestRun.counts} /> : null}</td>
+                    <td>{p.latestRun ? <PassRate counts={p.latestRun.counts} /> : '—'}</td>
+                    <td>{p.role.toLowerCase()}</td>
                   </tr>
                 ))}
               </tbody>

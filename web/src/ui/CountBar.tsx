@@ -31,3 +31,11 @@ export function passRate(counts: RunCounts): string {
   const ran = counts.total - counts.skipped;
   return ran > 0 ? `${Math.round((100 * counts.passed) / ran)}%` : '—';
 }
+
+/** The pass rate, coloured by how good it is: all passed, most, or fewer. */
+export function PassRate({ counts }: { counts: RunCounts }) {
+  const ran = counts.total - counts.skipped;
+  const rate = ran > 0 ? counts.passed / ran : null;
+  const tone = rate === null ? '' : rate === 1 ? 'rate-good' : rate >= 0.9 ? 'rate-fair' : 'rate-poor';
+  return <span className={`rate ${tone}`}>{passRate(counts)}</span>;
+}

@@ -155,6 +155,28 @@ export function formatDate(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
 }
 
+/** A duration in ms as a person reads it: 850 ms, 12.4 s, 3 min 5 s, 2 h 4 min. */
+export function formatMs(ms: number | null | undefined): string {
+  if (ms === null || ms === undefined) {
+    return '—';
+  }
+  if (ms < 1000) {
+    return `${ms} ms`;
+  }
+  if (ms < 60_000) {
+    return `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
+  }
+  const s = Math.round(ms / 1000);
+  if (s < 3600) {
+    return `${Math.floor(s / 60)} min ${s % 60} s`;
+  }
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+export function formatDuration(from: string, to: string): string {
+  return formatMs(Math.max(0, new Date(to).getTime() - new Date(from).getTime()));
+}
+
 /** A paged table's navigation. */
 export function Pager({
   page,

@@ -1,70 +1,110 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { Link, useParams } from 'react-router';
 import type { Page as ApiPage, Run } from '../../api/client';
 import { type LiveEvent, mergeRunEvent } from '../../live/merge';
 import { useLiveProject } from '../../live/useLiveProject';
 import { useApi } from '../../session-context';
-import { formatDate, Loaded, noItems, Page, Pager } from '../../ui/components';
-import { CountBar, passRate } from '../../ui/CountBar';
+import { formatDate, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
+import { CountBar, PassRate } from '../../ui/CountBar';
+import { PassRateChart } from '../../ui/charts';
+import { useUrlState } from '../../ui/url-state';
 
-/** A project's runs, newest first, updated live: runs created or finished and results added appear as they happen. */
+const KEYS = ['q', 'status', 'page'] as const;
+
+/**
+ * A project's runs, newest first, filterable by name and status (held in the URL), updated live: runs created or
+ * finished and results added appear as they happen. Above them, the pass rate over the latest runs.
+ */
 export function ProjectRuns() {
   const api = useApi();
   const queries = useQueryClient();
   const projectId = Number(useParams().projectId);
-  const [params, setParams] = useSearchParams();
-  const page = Number(params.get('page') ?? 0);
-  const project = useQuery({ queryKey: ['projects'], queryFn: () => api.listProjects() });
-  const key = ['runs', projectId, page];
+  const [filters, set] = useUrlState(KEYS);
+  const page = Number(filters.page || 0);
+  const filtered = filters.q !== '' || filters.status !== '';
+  const project = useQuery({ queryKey: ['project', projectId], queryFn: () => api.getProject(projectId) });
   const runs = useQuery({
-    queryKey: key,
-    queryFn: () => api.listRuns(projectId, page),
+    queryKey: ['runs', projectId, filters],
+    queryFn: () =>
+      api.listRuns(projectId, { q: filters.q, status: filters.status, page, sort: 'startedAt,desc' }),
     placeholderData: keepPreviousData,
   });
+  const trend = useQuery({ queryKey: ['trend', projectId], queryFn: () => api.trend(projectId, 30) });
   const onEvent = useCallback(
     (event: LiveEvent) => {
-      queries.setQueriesData<ApiPage<Run>>({ queryKey: ['runs', projectId] }, (old) =>
-        old ? mergeRunEvent(old, event) : old,
-      );
+      if (event.event === 'run.created' && filtered) {
+        // Whether the new run matches the filters is the API's to say.
+        void queries.invalidateQueries({ queryKey: ['runs', projectId] });
+      } else {
+        queries.setQueriesData<ApiPage<Run>>({ queryKey: ['runs', projectId] }, (old) =>
+          old ? mergeRunEvent(old, event) : old,
+        );
+      }
+      if (event.event !== 'results.added') {
+        void queries.invalidateQueries({ queryKey: ['trend', projectId] });
+        void queries.invalidateQueries({ queryKey: ['project', projectId] });
+      }
     },
-    [queries, projectId],
+    [queries, projectId, filtered],
   );
-  const onResync = useCallback(
-    () => void queries.invalidateQueries({ queryKey: ['runs', projectId] }),
-    [queries, projectId],
-  );
+  const onResync = useCallback(() => {
+    void queries.invalidateQueries({ queryKey: ['runs', projectId] });
+    void queries.invalidateQueries({ queryKey: ['trend', projectId] });
+  }, [queries, projectId]);
   const live = useLiveProject(projectId, onEvent, onResync);
-  const name = project.data?.content.find((p) => p.id === projectId)?.name ?? `Project ${projectId}`;
+  const name = project.data?.name ?? `Project ${projectId}`;
+  const role = project.data?.role;
   return (
     <Page
       title={name}
       actions={
-        <span className={`live live-${live}`}>
+        <span className={`live live-${live}`} role="status">
           {live === 'live' ? '● Live' : live === 'connecting' ? 'Connecting…' : 'Offline: reconnecting'}
         </span>
       }
     >
-      <p>
-        <Link to={`/projects/${projectId}/import`}>Import a report</Link>
-      </p>
+      <nav className="links" aria-label="Project">
+        {role && role !== 'VIEWER' ? <Link to={`/projects/${projectId}/import`}>Import a report</Link> : null}
+        <Link to={`/projects/${projectId}/members`}>Members</Link>
+      </nav>
+      <section aria-labelledby="trend-title">
+        <h2 id="trend-title">Pass rate</h2>
+        <Loaded query={trend} what="Loading the trend">
+          {(data) =>
+            data.points.length >= 2 ? (
+              <PassRateChart points={data.points} />
+            ) : (
+              <p className="hint">The trend shows once the project has two runs.</p>
+            )
+          }
+        </Loaded>
+      </section>
       <h2>Runs</h2>
+      <RunFilters q={filters.q} status={filters.status} set={set} />
       <Loaded
         query={runs}
         what="Loading runs"
         isEmpty={noItems}
-        empty="No runs yet: send results through the API (V1, V2) or import a report."
+        empty={
+          filtered
+            ? 'No runs match these filters.'
+            : 'No runs yet: send results through the API (V1, V2) or import a report.'
+        }
       >
         {(data) => (
           <>
+            <p className="hint" aria-live="polite">
+              {data.totalElements} {data.totalElements === 1 ? 'run' : 'runs'}
+            </p>
             <div className="table-wrap">
-              <table>
+              <table className="runs">
                 <thead>
                   <tr>
                     <th scope="col">Run</th>
-                    <th scope="col">Status</th>
                     <th scope="col">Results</th>
                     <th scope="col">Pass rate</th>
+                    <th scope="col">Duration</th>
                     <th scope="col">Started</th>
                   </tr>
                 </thead>
@@ -73,29 +113,121 @@ export function ProjectRuns() {
                     <tr key={run.id} data-testid={`run-${run.id}`}>
                       <td>
                         <Link to={`/runs/${run.id}`}>{run.name}</Link>
+                        <span className="hint block">
+                          {run.status === 'FINISHED' ? 'finished' : 'in progress'}
+                          {' · '}
+                          <Link to={`/runs/${run.id}/compare`}>
+                            compare<span className="visually-hidden"> {run.name} with the run before</span>
+                          </Link>
+                        </span>
+                        <Attributes attributes={run.attributes} />
                       </td>
-                      <td>{run.status === 'FINISHED' ? 'finished' : 'in progress'}</td>
                       <td>
                         <div className="counts-cell">
                           <CountBar counts={run.counts} />
-                          <span className="hint">{run.counts.total}</span>
+                          <span className="hint">{run.counts.total.toLocaleString()}</span>
                         </div>
                       </td>
-                      <td>{passRate(run.counts)}</td>
+                      <td>
+                        <PassRate counts={run.counts} />
+                      </td>
+                      <td>{run.finishedAt ? formatDuration(run.startedAt, run.finishedAt) : '—'}</td>
                       <td>{formatDate(run.startedAt)}</td>
                     </tr>
                   ))}
                 </tbody>
               </table>
             </div>
-            <Pager
-              page={page}
-              totalPages={data.totalPages}
-              onPage={(p) => setParams(p ? { page: String(p) } : {})}
-            />
+            <Pager page={page} totalPages={data.totalPages} onPage={(p) => set({ page: String(p) })} />
           </>
         )}
       </Loaded>
     </Page>
+  );
+}
+
+/** The name search (applied as one types, after a pause) and the status filter. */
+export function RunFilters({
+  q,
+  status,
+  set,
+}: {
+  q: string;
+  status: string;
+  set: (changes: { q?: string; status?: string }, options?: { replace?: boolean }) => void;
+}) {
+  const [text, setText] = useSearchText(q, (value) => set({ q: value }, { replace: true }));
+  return (
+    <div className="filters" role="search" aria-label="Filter runs">
+      <div className="field">
+        <label htmlFor="run-q">Name</label>
+        <input
+          id="run-q"
+          type="search"
+          value={text}
+          placeholder="e.g. nightly"
+          onChange={(e) => setText(e.target.value)}
+        />
+      </div>
+      <div className="field">
+        <label htmlFor="run-status">Status</label>
+        <select id="run-status" value={status} onChange={(e) => set({ status: e.target.value })}>
+          <option value="">any</option>
+          <option value="IN_PROGRESS">in progress</option>
+          <option value="FINISHED">finished</option>
+        </select>
+      </div>
+    </div>
+  );
+}
+
+/**
+ * A search box's text, applied through `apply` 300 ms after the last keystroke; follows `value` when it changes
+ * from elsewhere (back and forward in history).
+ */
+export function useSearchText(value: string, apply: (value: string) => void): [string, (text: string) => void] {
+  const [text, setText] = useState(value);
+  const [pending, setPending] = useState(false);
+  const [shown, setShown] = useState(value);
+  if (value !== shown && !pending) {
+    setShown(value);
+    setText(value);
+  }
+  const applyRef = useRef(apply);
+  useEffect(() => {
+    applyRef.current = apply;
+  });
+  useEffect(() => {
+    if (!pending) {
+      return;
+    }
+    const timer = setTimeout(() => {
+      setPending(false);
+      applyRef.current(text.trim());
+    }, 300);
+    return () => clearTimeout(timer);
+  }, [text, pending]);
+  return [
+    text,
+    (next: string) => {
+      setText(next);
+      setPending(true);
+    },
+  ];
+}
+
+export function Attributes({ attributes }: { attributes: Record<string, string> }) {
+  const entries = Object.entries(attributes);
+  if (!entries.length) {
+    return null;
+  }
+  return (
+    <ul className="chips" aria-label="Attributes">
+      {entries.map(([k, v]) => (
+        <li key={k}>
+          <span className="chip-key">{k}</span> {v}
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -1,143 +1,512 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useState } from 'react';
-import { Link, useParams, useSearchParams } from 'react-router';
-import type { Result, Run } from '../../api/client';
+import { useVirtualizer } from '@tanstack/react-virtual';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import type { FailureGroup, Result, Run } from '../../api/client';
 import type { LiveEvent } from '../../live/merge';
 import { useLiveProject } from '../../live/useLiveProject';
 import { useApi } from '../../session-context';
-import { formatDate, Loaded, noItems, Page, Pager } from '../../ui/components';
-import { CountBar, passRate } from '../../ui/CountBar';
+import {
+  ErrorMessage,
+  formatDate,
+  formatDuration,
+  formatMs,
+  Loaded,
+  Loading,
+  noItems,
+  Page,
+  Pager,
+} from '../../ui/components';
+import { CountBar, PassRate } from '../../ui/CountBar';
+import { usePagedRows } from '../../ui/paged-rows';
+import { nextSort, parseSort, useUrlState } from '../../ui/url-state';
+import { Attributes, useSearchText } from './ProjectRuns';
 
-const STATUSES = ['', 'FAILED', 'BROKEN', 'PASSED', 'SKIPPED'];
+const KEYS = ['status', 'suite', 'q', 'sort', 'group', 'gpage'] as const;
+type Filters = Record<(typeof KEYS)[number], string>;
 
-/** A run: its counts (live while it is in progress) and its results, filterable by status, with traces. */
+export const STATUS_FILTERS: [string, string][] = [
+  ['', 'all'],
+  ['FAILED,BROKEN', 'failures (failed or broken)'],
+  ['FAILED', 'failed'],
+  ['BROKEN', 'broken'],
+  ['PASSED', 'passed'],
+  ['SKIPPED', 'skipped'],
+];
+
+/** Rows a page of the API holds, and a row's height: the virtualised table reads 100 rows at a time. */
+const PAGE_SIZE = 100;
+const ROW_HEIGHT = 40;
+
+/**
+ * A run: its counts (live while it is in progress), its failures grouped by cause, and its results in a
+ * virtualised table, filterable by status, suite and name, sortable, with each result's message and trace.
+ */
 export function RunPage() {
   const api = useApi();
   const runId = Number(useParams().runId);
   const run = useQuery({ queryKey: ['run', runId], queryFn: () => api.getRun(runId) });
+  const [filters, set] = useUrlState(KEYS);
+  const [open, setOpen] = useState<Result | undefined>();
+  // The suites and the failure groups are read once the first rows are in: on a run of 100,000 results each
+  // reads the whole run, and the rows come first.
+  const [rowsShown, setRowsShown] = useState(false);
   return (
-    <Loaded query={run} what="Loading the run">
-      {(data) => <RunView run={data} />}
-    </Loaded>
+    <Page title={run.data?.name ?? `Run ${runId}`}>
+      <nav className="links" aria-label="Run">
+        <Link to={run.data ? `/projects/${run.data.projectId}` : '/projects'}>← All runs of the project</Link>
+        <Link to={`/runs/${runId}/compare`}>Compare with the run before</Link>
+      </nav>
+      <Loaded query={run} what="Loading the run">
+        {(data) => <RunSummary run={data} filters={filters} set={set} groups={rowsShown} />}
+      </Loaded>
+      {/* The results are read at once, beside the run: not after it. */}
+      <h2 id="results-title">Results</h2>
+      <ResultFilters runId={runId} filters={filters} set={set} suites={rowsShown} />
+      {filters.group !== '' ? (
+        <p className="notice" role="status">
+          Showing the failures of one group: <code>{filters.group}</code>{' '}
+          <button type="button" className="link" onClick={() => set({ group: '' })}>
+            Show all results
+          </button>
+        </p>
+      ) : null}
+      <div className="run-body">
+        <ResultsTable
+          runId={runId}
+          filters={filters}
+          set={set}
+          open={open}
+          onOpen={setOpen}
+          onRows={() => setRowsShown(true)}
+        />
+        {open ? (
+          <ResultDetail result={open} projectId={run.data?.projectId} onClose={() => setOpen(undefined)} />
+        ) : null}
+      </div>
+    </Page>
   );
 }
 
-function RunView({ run }: { run: Run }) {
-  const api = useApi();
+/** The run's counts (live while it is in progress), duration and attributes, and its failures by cause. */
+function RunSummary({
+  run,
+  filters,
+  set,
+  groups,
+}: {
+  run: Run;
+  filters: Filters;
+  set: (changes: Partial<Filters>, options?: { replace?: boolean }) => void;
+  /** Whether to read the failure groups yet. */
+  groups: boolean;
+}) {
   const queries = useQueryClient();
-  const [params, setParams] = useSearchParams();
-  const status = params.get('status') ?? '';
-  const page = Number(params.get('page') ?? 0);
-  const [open, setOpen] = useState<Result | undefined>();
-  const results = useQuery({
-    queryKey: ['results', run.id, status, page],
-    queryFn: () => api.listResults(run.id, { status: status || undefined, page }),
-    placeholderData: keepPreviousData,
-  });
+  const refresh = useThrottled(
+    useCallback(() => {
+      for (const key of ['run', 'results', 'groups', 'suites']) {
+        void queries.invalidateQueries({ queryKey: [key, run.id] });
+      }
+    }, [queries, run.id]),
+    1000,
+  );
   const onEvent = useCallback(
     (event: LiveEvent) => {
       if (event.data.runId === run.id) {
-        void queries.invalidateQueries({ queryKey: ['run', run.id] });
-        void queries.invalidateQueries({ queryKey: ['results', run.id] });
+        refresh();
       }
     },
-    [queries, run.id],
+    [refresh, run.id],
   );
-  const onResync = useCallback(
-    () => void queries.invalidateQueries({ queryKey: ['run', run.id] }),
-    [queries, run.id],
-  );
-  useLiveProject(run.projectId, onEvent, onResync);
-  const set = (changes: Record<string, string>) => {
-    const next = { status, page: '0', ...changes };
-    setParams(Object.fromEntries(Object.entries(next).filter(([, v]) => v !== '' && v !== '0')));
-  };
+  useLiveProject(run.projectId, onEvent, refresh);
+  const failures = run.counts.failed + run.counts.broken;
   return (
-    <Page title={run.name}>
-      <p>
-        <Link to={`/projects/${run.projectId}`}>← All runs of the project</Link>
-      </p>
+    <>
       <div className="card facts-row">
         <CountBar counts={run.counts} />
         <p>
-          {run.counts.total} results: {run.counts.passed} passed, {run.counts.failed} failed,{' '}
-          {run.counts.broken} broken, {run.counts.skipped} skipped · pass rate {passRate(run.counts)} ·{' '}
-          {run.status === 'FINISHED' ? `finished ${formatDate(run.finishedAt)}` : 'in progress'}
+          {n(run.counts.total)} results: {n(run.counts.passed)} passed, {n(run.counts.failed)} failed,{' '}
+          {n(run.counts.broken)} broken, {n(run.counts.skipped)} skipped · pass rate{' '}
+          <PassRate counts={run.counts} /> ·{' '}
+          {run.status === 'FINISHED' && run.finishedAt
+            ? `finished ${formatDate(run.finishedAt)}, took ${formatDuration(run.startedAt, run.finishedAt)}`
+            : `in progress since ${formatDate(run.startedAt)}`}
         </p>
-        {Object.keys(run.attributes).length ? (
-          <p className="hint">
-            {Object.entries(run.attributes)
-              .map(([k, v]) => `${k}: ${v}`)
-              .join(' · ')}
-          </p>
-        ) : null}
+        <Attributes attributes={run.attributes} />
+      </div>
+      {failures > 0 ? (
+        <FailureGroups
+          runId={run.id}
+          enabled={groups}
+          active={filters.group}
+          page={Number(filters.gpage || 0)}
+          onPage={(p) => set({ gpage: String(p), group: filters.group }, { replace: true })}
+          onPick={(group) => set({ group, status: '', suite: '', q: '' })}
+        />
+      ) : null}
+    </>
+  );
+}
+
+const n = (count: number) => count.toLocaleString();
+
+/** `fn`, called at most once per `ms`: a burst of calls runs it at once and once more at the end. */
+function useThrottled(fn: () => void, ms: number): () => void {
+  const state = useRef<{ last: number; timer?: ReturnType<typeof setTimeout> }>({ last: 0 });
+  useEffect(() => {
+    const current = state.current;
+    return () => clearTimeout(current.timer);
+  }, []);
+  return useCallback(() => {
+    const s = state.current;
+    const wait = s.last + ms - Date.now();
+    if (wait <= 0) {
+      s.last = Date.now();
+      fn();
+    } else if (!s.timer) {
+      s.timer = setTimeout(() => {
+        s.timer = undefined;
+        s.last = Date.now();
+        fn();
+      }, wait);
+    }
+  }, [fn, ms]);
+}
+
+/** The run's failures grouped by their normalised message, largest group first; a group filters the table. */
+export function FailureGroups({
+  runId,
+  enabled = true,
+  active,
+  page,
+  onPage,
+  onPick,
+}: {
+  runId: number;
+  enabled?: boolean;
+  active: string;
+  page: number;
+  onPage: (page: number) => void;
+  onPick: (key: string) => void;
+}) {
+  const api = useApi();
+  const groups = useQuery({
+    queryKey: ['groups', runId, page],
+    queryFn: () => api.failureGroups(runId, page),
+    placeholderData: keepPreviousData,
+    enabled,
+  });
+  return (
+    <section aria-labelledby="groups-title" className="card">
+      <h2 id="groups-title">Failures by cause</h2>
+      <Loaded query={groups} what="Grouping failures" isEmpty={noItems} empty="No failures.">
+        {(data) => (
+          <>
+            <p className="hint">
+              {data.totalElements} {data.totalElements === 1 ? 'cause' : 'causes'}: failures with the same
+              message, numbers, ids and temporary paths aside.
+            </p>
+            <ol className="groups-list">
+              {data.content.map((g) => (
+                <GroupItem key={g.key} group={g} active={g.key === active} onPick={() => onPick(g.key)} />
+              ))}
+            </ol>
+            <Pager page={page} totalPages={data.totalPages} onPage={onPage} />
+          </>
+        )}
+      </Loaded>
+    </section>
+  );
+}
+
+function GroupItem({ group, active, onPick }: { group: FailureGroup; active: boolean; onPick: () => void }) {
+  return (
+    <li className={active ? 'group active' : 'group'}>
+      <span className="group-count">{group.count.toLocaleString()}</span>
+      <div className="group-text">
+        <code className="group-key">{group.key}</code>
+        <span className="hint block">
+          {group.tests} {group.tests === 1 ? 'test' : 'tests'}
+          {group.failed ? ` · ${group.failed} failed` : ''}
+          {group.broken ? ` · ${group.broken} broken` : ''}
+        </span>
+      </div>
+      <button type="button" onClick={onPick} aria-pressed={active}>
+        Show<span className="visually-hidden"> the {group.count} failures of this group</span>
+      </button>
+    </li>
+  );
+}
+
+function ResultFilters({
+  runId,
+  filters,
+  set,
+  suites: load,
+}: {
+  runId: number;
+  filters: Filters;
+  set: (changes: Partial<Filters>, options?: { replace?: boolean }) => void;
+  /** Whether to read the run's suites yet. */
+  suites: boolean;
+}) {
+  const api = useApi();
+  const suites = useQuery({ queryKey: ['suites', runId], queryFn: () => api.suites(runId), enabled: load });
+  const [text, setText] = useSearchText(filters.q, (q) => set({ q }, { replace: true }));
+  return (
+    <div className="filters" role="search" aria-label="Filter results">
+      <div className="field">
+        <label htmlFor="result-q">Name</label>
+        <input
+          id="result-q"
+          type="search"
+          value={text}
+          placeholder="Search by name"
+          onChange={(e) => setText(e.target.value)}
+        />
       </div>
       <div className="field">
         <label htmlFor="result-status">Status</label>
-        <select id="result-status" value={status} onChange={(e) => set({ status: e.target.value })}>
-          {STATUSES.map((s) => (
-            <option key={s} value={s}>
-              {s ? s.toLowerCase() : 'all'}
+        <select id="result-status" value={filters.status} onChange={(e) => set({ status: e.target.value })}>
+          {STATUS_FILTERS.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
             </option>
           ))}
         </select>
       </div>
-      <Loaded query={results} what="Loading results" isEmpty={noItems} empty="No results match.">
-        {(data) => (
-          <>
-            <div className="table-wrap">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Test</th>
-                    <th scope="col">Suite</th>
-                    <th scope="col">Status</th>
-                    <th scope="col">Duration</th>
-                    <th scope="col">
-                      <span className="visually-hidden">History</span>
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.content.map((r) => (
-                    <tr key={r.id}>
-                      <td>
+      <div className="field">
+        <label htmlFor="result-suite">Suite</label>
+        <select
+          id="result-suite"
+          value={filters.suite}
+          onChange={(e) => set({ suite: e.target.value })}
+          disabled={!suites.data}
+        >
+          <option value="">all suites</option>
+          {(suites.data?.content ?? [])
+            .filter((s) => s.suite !== '')
+            .map((s) => (
+              <option key={s.suite} value={s.suite}>
+                {s.suite} ({s.total}
+                {s.failed ? `, ${s.failed} failing` : ''})
+              </option>
+            ))}
+        </select>
+      </div>
+    </div>
+  );
+}
+
+const COLUMNS: { field: string; label: string; className: string }[] = [
+  { field: 'name', label: 'Test', className: 'c-name' },
+  { field: 'suite', label: 'Suite', className: 'c-suite' },
+  { field: 'status', label: 'Status', className: 'c-status' },
+  { field: 'durationMs', label: 'Duration', className: 'c-duration' },
+];
+
+/**
+ * The results in a virtualised table: only the rows in view (and a few around them) are in the page, and only
+ * the API pages that hold them are read, so a run of 100,000 results scrolls as one of 100.
+ */
+function ResultsTable({
+  runId,
+  filters,
+  set,
+  open,
+  onOpen,
+  onRows,
+}: {
+  runId: number;
+  filters: Filters;
+  set: (changes: Partial<Filters>) => void;
+  open: Result | undefined;
+  onOpen: (result: Result | undefined) => void;
+  /** Told once rows are shown. */
+  onRows: () => void;
+}) {
+  const api = useApi();
+  const scroller = useRef<HTMLDivElement>(null);
+  const [window, setWindow] = useState<{ first: number; last: number }>();
+  const query = { status: filters.status, suite: filters.suite, q: filters.q, sort: filters.sort, group: filters.group };
+  const rows = usePagedRows(
+    ['results', runId, query],
+    PAGE_SIZE,
+    (page) => api.listResults(runId, { ...query, page, size: PAGE_SIZE }),
+    window,
+  );
+  // The table renders from the virtualizer on each scroll; nothing here is memoised by a compiler.
+  // eslint-disable-next-line react-hooks/incompatible-library
+  const virtualizer = useVirtualizer({
+    count: rows.total ?? 0,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW_HEIGHT,
+    overscan: 12,
+    onChange: (instance) => {
+      const items = instance.getVirtualItems();
+      if (!items.length) {
+        return;
+      }
+      const first = Math.floor(items[0].index / PAGE_SIZE) * PAGE_SIZE;
+      const last = Math.floor(items[items.length - 1].index / PAGE_SIZE) * PAGE_SIZE;
+      setWindow((w) => (w?.first === first && w.last === last ? w : { first, last }));
+    },
+  });
+  useEffect(() => {
+    scroller.current?.scrollTo({ top: 0 });
+  }, [filters.status, filters.suite, filters.q, filters.sort, filters.group]);
+  const known = rows.total !== undefined;
+  useEffect(() => {
+    if (known) {
+      onRows();
+    }
+  }, [known, onRows]);
+  const sort = parseSort(filters.sort);
+  const total = rows.total ?? 0;
+  // The table stays in the page while a new filter's first page loads: the scroll position starts again from the
+  // top with it, not from where the previous filter's rows had been scrolled to.
+  return (
+    <div className="results">
+      {rows.isPending ? (
+        <Loading what="Loading results" />
+      ) : rows.total === undefined ? null : (
+        <p className="hint" aria-live="polite">
+          {total === 0
+            ? 'No results match.'
+            : `${total.toLocaleString()} ${total === 1 ? 'result' : 'results'}${sort ? `, by ${sort.field} ${sort.direction === 'asc' ? 'ascending' : 'descending'}` : ''}`}
+        </p>
+      )}
+      <ErrorMessage error={rows.error} />
+      <div
+        className="vtable"
+        role="table"
+        aria-labelledby="results-title"
+        aria-rowcount={total + 1}
+        data-testid="results-table"
+      >
+        <div role="rowgroup" className="vhead">
+          <div role="row" className="vrow" aria-rowindex={1}>
+            {COLUMNS.map((c) => (
+              <div
+                role="columnheader"
+                key={c.field}
+                className={c.className}
+                aria-sort={
+                  sort?.field === c.field ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined
+                }
+              >
+                <button type="button" className="sort" onClick={() => set({ sort: nextSort(filters.sort, c.field) })}>
+                  {c.label}
+                  <span aria-hidden="true">
+                    {sort?.field === c.field ? (sort.direction === 'asc' ? ' ▲' : ' ▼') : ''}
+                  </span>
+                </button>
+              </div>
+            ))}
+          </div>
+        </div>
+        <div ref={scroller} className="vscroll">
+          <div role="rowgroup" className="vbody" style={{ height: virtualizer.getTotalSize() }}>
+            {virtualizer.getVirtualItems().map((item) => {
+              const r = rows.row(item.index);
+              return (
+                <div
+                  role="row"
+                  key={item.key}
+                  aria-rowindex={item.index + 2}
+                  className={r && open?.id === r.id ? 'vrow selected' : 'vrow'}
+                  style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+                  data-testid={r ? `result-${r.id}` : undefined}
+                >
+                  {r ? (
+                    <>
+                      <div role="cell" className="c-name">
                         <button
                           type="button"
                           className="link"
-                          onClick={() => setOpen(open?.id === r.id ? undefined : r)}
+                          title={r.name}
+                          onClick={() => onOpen(open?.id === r.id ? undefined : r)}
+                          aria-expanded={open?.id === r.id}
                         >
                           {r.name}
                         </button>
-                      </td>
-                      <td>{r.suite}</td>
-                      <td>
+                      </div>
+                      <div role="cell" className="c-suite" title={r.suite}>
+                        {r.suite}
+                      </div>
+                      <div role="cell" className="c-status">
                         <span className={`status status-${r.status.toLowerCase()}`}>
                           {r.status.toLowerCase()}
+                          {r.retry ? ` (retry ${r.retry})` : ''}
                         </span>
-                      </td>
-                      <td>{r.durationMs === null ? '—' : `${r.durationMs} ms`}</td>
-                      <td>
-                        <Link to={`/projects/${run.projectId}/tests/${r.testId}`}>
-                          History<span className="visually-hidden"> of {r.name}</span>
-                        </Link>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
-            <Pager page={page} totalPages={data.totalPages} onPage={(p) => set({ page: String(p) })} />
-          </>
-        )}
-      </Loaded>
-      {open ? (
-        <section className="card" aria-label={`Details of ${open.name}`}>
-          <h2>{open.name}</h2>
-          {open.message ? <p className="error">{open.message}</p> : null}
-          {open.trace ? <pre className="trace">{open.trace}</pre> : <p className="hint">No trace.</p>}
-        </section>
+                      </div>
+                      <div role="cell" className="c-duration">
+                        {formatMs(r.durationMs)}
+                      </div>
+                    </>
+                  ) : (
+                    <div role="cell" className="c-loading">
+                      <span className="skeleton" aria-hidden="true" />
+                      <span className="visually-hidden">Loading</span>
+                    </div>
+                  )}
+                </div>
+              );
+            })}
+          </div>
+        </div>
+      </div>
+    </div>
+  );
+}
+
+/** A result's message and stack trace, monospace, with a link to the test's history. */
+function ResultDetail({
+  result,
+  projectId,
+  onClose,
+}: {
+  result: Result;
+  projectId: number | undefined;
+  onClose: () => void;
+}) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    heading.current?.focus();
+  }, [result.id]);
+  return (
+    <section className="card detail" aria-labelledby="detail-title">
+      <div className="page-head">
+        <h2 id="detail-title" ref={heading} tabIndex={-1}>
+          {result.name}
+        </h2>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      <p className="hint">
+        {result.suite ? `${result.suite} · ` : ''}
+        <span className={`status status-${result.status.toLowerCase()}`}>{result.status.toLowerCase()}</span> ·{' '}
+        {formatMs(result.durationMs)}
+        {result.retry ? ` · retry ${result.retry}` : ''} ·{' '}
+        {projectId ? (
+          <Link to={`/projects/${projectId}/tests/${result.testId}`}>History of this test</Link>
+        ) : null}
+      </p>
+      {result.message ? (
+        <>
+          <h3>Message</h3>
+          <pre className="trace message">{result.message}</pre>
+        </>
       ) : null}
-    </Page>
+      {result.trace ? (
+        <>
+          <h3>Stack trace</h3>
+          <pre className="trace">{result.trace}</pre>
+        </>
+      ) : (
+        <p className="hint">No stack trace.</p>
+      )}
+    </section>
   );
 }

@@ -4,7 +4,7 @@ import { Link, useParams } from 'react-router';
 import type { HistoryItem } from '../../api/client';
 import { useApi } from '../../session-context';
 import { Loaded, noItems, Page } from '../../ui/components';
-import { DurationChart } from '../../ui/DurationChart';
+import { DurationChart } from '../../ui/charts';
 import { flips } from './flips';
 
 /** A test case across runs: a pass/fail strip, its duration chart, how often it flipped, its last failure. */
@@ -17,9 +17,20 @@ export function TestHistory() {
     queryKey: ['history', projectId, testId],
     queryFn: () => api.testHistory(projectId, testId),
   });
-  const name = history.data?.content[0]?.name ?? `Test ${testId}`;
+  const test = useQuery({ queryKey: ['test', projectId, testId], queryFn: () => api.getTest(projectId, testId) });
+  const name = test.data?.name ?? history.data?.content[0]?.name ?? `Test ${testId}`;
   return (
-    <Page title={name}>
+    <Page
+      title={name}
+      actions={
+        test.data ? (
+          <span className={test.data.flaky ? 'badge badge-warn' : 'badge'}>
+            {test.data.flaky ? 'Flaky' : 'Not flaky'}
+            <span className="visually-hidden"> by its last 10 results</span>
+          </span>
+        ) : null
+      }
+    >
       <p>
         <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
       </p>
@@ -63,8 +74,8 @@ function HistoryView({ items }: { items: HistoryItem[] }) {
       </ol>
       <p>
         {flipped === 0
-          ? 'Stable: '
-          : `Flaky: its outcome changed ${flipped} time${flipped > 1 ? 's' : ''} in these runs. `}
+          ? 'Its outcome did not change in these runs: '
+          : `Its outcome changed ${flipped} time${flipped > 1 ? 's' : ''} in these runs. `}
         {items.filter((i) => i.status === 'PASSED').length} passed of{' '}
         {items.filter((i) => i.status !== 'SKIPPED').length} that ran.
       </p>
@@ -76,7 +87,7 @@ function HistoryView({ items }: { items: HistoryItem[] }) {
           <p>
             In <Link to={`/runs/${lastFailure.runId}`}>{lastFailure.runName}</Link>
           </p>
-          {lastFailure.message ? <p className="error">{lastFailure.message}</p> : null}
+          {lastFailure.message ? <pre className="trace message">{lastFailure.message}</pre> : null}
           {lastFailure.trace ? <pre className="trace">{lastFailure.trace}</pre> : null}
         </section>
       ) : (

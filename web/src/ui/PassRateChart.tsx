@@ -1,0 +1,60 @@
+import { useEffect, useRef } from 'react';
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import type { TrendPoint } from '../api/client';
+
+/** Pass rate (%) over the project's latest runs, oldest first, with uPlot: one point a run. */
+export function PassRateChart({ points }: { points: TrendPoint[] }) {
+  const box = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const el = box.current;
+    if (!el) {
+      return;
+    }
+    const xs = points.map((_, i) => i + 1);
+    const rates = points.map((p) => (p.passRate === null ? null : Math.round(p.passRate * 1000) / 10));
+    const chart = new uPlot(
+      {
+        width: Math.max(280, el.clientWidth),
+        height: 180,
+        scales: { x: { time: false }, y: { range: [0, 100] } },
+        axes: [
+          {
+            label: 'run',
+            values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')),
+          },
+          { label: 'pass rate %', values: (_u, ticks) => ticks.map((t) => `${t}%`) },
+        ],
+        series: [
+          { label: 'run' },
+          {
+            label: 'pass rate',
+            stroke: '#1d6b3a',
+            fill: 'rgba(29, 107, 58, 0.12)',
+            width: 2,
+            points: { show: true, size: 5 },
+          },
+        ],
+        legend: { show: false },
+      },
+      [xs, rates],
+      el,
+    );
+    const resize = () => chart.setSize({ width: Math.max(280, el.clientWidth), height: 180 });
+    window.addEventListener('resize', resize);
+    return () => {
+      window.removeEventListener('resize', resize);
+      chart.destroy();
+    };
+  }, [points]);
+  const last = points.at(-1);
+  const summary = last?.passRate == null ? '' : `; the latest, ${last.name}, ${Math.round(last.passRate * 100)}%`;
+  return (
+    <div
+      ref={box}
+      className="chart"
+      role="img"
+      aria-label={`Pass rate over the last ${points.length} runs${summary}`}
+    />
+  );
+}
