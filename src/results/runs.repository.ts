@@ -19,7 +19,7 @@ function toResultEntity(r: Record<string, unknown>): ResultEntity {
     name: r.name as string,
     suite: r.suite as string,
     status: r.status as ResultStatus,
-    durationMs: r.duration_ms === null ? null : String(r.duration_ms),
+    durationMs: r.duration_ms === null ? null : String(r.duration_ms as string | number),
     message: r.message as string | null,
     trace: r.trace as string | null,
     startedAt: r.started_at as Date | null,

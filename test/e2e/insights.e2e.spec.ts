@@ -145,6 +145,26 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
     ).toEqual(expect.objectContaining({ content: [], totalElements: 3 }));
   });
 
+  it("pages a run's results in id order across statuses, either way, with the run's own count", async () => {
+    const statuses = ['PASSED', 'FAILED', 'SKIPPED', 'BROKEN', 'PASSED', 'PASSED', 'FAILED'];
+    const items = Array.from({ length: 35 }, (_, i) => ({ name: `r${i}`, status: statuses[i % statuses.length] }));
+    const id = await run('id order', items, { finish: false });
+    const all: string[] = [];
+    for (let page = 0; page < 4; page++) {
+      const res = await api(owner).get(`/api/runs/${id}/results?size=10&page=${page}`).expect(200);
+      expect(res.body).toEqual(expect.objectContaining({ totalElements: 35, totalPages: 4, page, size: 10 }));
+      all.push(...res.body.content.map((r: { name: string }) => r.name));
+    }
+    expect(all).toEqual(items.map((r) => r.name));
+    const desc = await api(owner).get(`/api/runs/${id}/results?size=5&page=1&sort=id,desc`).expect(200);
+    expect(desc.body.content.map((r: { name: string }) => r.name)).toEqual(['r29', 'r28', 'r27', 'r26', 'r25']);
+    const failures = await api(owner).get(`/api/runs/${id}/results?status=FAILED,BROKEN&size=3&page=1`).expect(200);
+    expect(failures.body.totalElements).toBe(15);
+    expect(failures.body.content.map((r: { name: string }) => r.name)).toEqual(['r8', 'r10', 'r13']);
+    const past = await api(owner).get(`/api/runs/${id}/results?size=10&page=9`).expect(200);
+    expect(past.body).toEqual(expect.objectContaining({ content: [], totalElements: 35 }));
+  });
+
   it('groups failures by their message with numbers, ids and temporary paths stripped, and lists a group', async () => {
     const items: Item[] = [];
     for (let i = 0; i < 300; i++) {

@@ -232,7 +232,7 @@ function GroupItem({ group, active, onPick }: { group: FailureGroup; active: boo
         </span>
       </div>
       <button type="button" onClick={onPick} aria-pressed={active}>
-        Show<span className="visually-hidden"> the {group.count} failures of this group</span>
+        Show <span className="visually-hidden">the {group.count} failures of this group</span>
       </button>
     </li>
   );
@@ -342,6 +342,8 @@ function ResultsTable({
     getScrollElement: () => scroller.current,
     estimateSize: () => ROW_HEIGHT,
     overscan: 12,
+    // Until the scroller is measured (and where nothing is laid out, as in jsdom): the first screenful.
+    initialRect: { width: 1000, height: 600 },
     onChange: (instance) => {
       const items = instance.getVirtualItems();
       if (!items.length) {
@@ -353,7 +355,9 @@ function ResultsTable({
     },
   });
   useEffect(() => {
-    scroller.current?.scrollTo({ top: 0 });
+    if (scroller.current) {
+      scroller.current.scrollTop = 0;
+    }
   }, [filters.status, filters.suite, filters.q, filters.sort, filters.group]);
   const known = rows.total !== undefined;
   useEffect(() => {

@@ -1,0 +1,406 @@
+import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { act, render, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
+import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Comparison, FailureGroup, Page, Result, Run, TestChange } from '../src/api/client';
+import { Session } from '../src/api/session';
+import { CompareView } from '../src/pages/projects/ComparePage';
+import { ProjectRuns } from '../src/pages/projects/ProjectRuns';
+import { FailureGroups, RunPage } from '../src/pages/projects/RunPage';
+import { SessionProvider } from '../src/session-context';
+
+const json = (status: number, body: unknown) =>
+  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
+
+const pageOf = <T,>(content: T[], page = 0, size = 20, totalElements = content.length): Page<T> => ({
+  content,
+  page,
+  size,
+  totalElements,
+  totalPages: Math.ceil(totalElements / size),
+});
+
+const run = (id: number, name = `run ${id}`): Run => ({
+  id,
+  projectId: 1,
+  uuid: null,
+  name,
+  status: 'FINISHED',
+  startedAt: '2026-11-25T10:00:00.000Z',
+  finishedAt: '2026-11-25T10:01:00.000Z',
+  attributes: {},
+  counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0 },
+});
+
+/** A fetch that answers each API path through `routes` (by path, without the query), and records every call. */
+function api(routes: Record<string, (url: URL) => unknown>) {
+  return vi.fn(async (input: RequestInfo | URL) => {
+    const url = new URL(String(input), 'http://localhost');
+    if (url.pathname === '/api/auth/refresh') {
+      return json(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 });
+    }
+    const route = routes[url.pathname];
+    return route
+      ? json(200, route(url))
+      : json(404, { status: 404, error: 'Not Found', message: url.pathname });
+  });
+}
+
+const calls = (fetchImpl: ReturnType<typeof api>, path: string) =>
+  fetchImpl.mock.calls
+    .map(([input]) => new URL(String(input), 'http://localhost'))
+    .filter((u) => u.pathname === path);
+
+/** Where the router is: the page's URL query, shown for the test to read. */
+function Where() {
+  const location = useLocation();
+  return <output data-testid="where">{location.search}</output>;
+}
+const where = () => screen.getByTestId('where').textContent;
+
+function renderAt(
+  path: string,
+  pattern: string,
+  element: React.ReactNode,
+  fetchImpl: ReturnType<typeof api>,
+) {
+  const session = new Session({
+    fetch: fetchImpl as unknown as typeof fetch,
+    locks: { request: (_n, cb) => cb() },
+  });
+  const queries = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  render(
+    <QueryClientProvider client={queries}>
+      <SessionProvider session={session}>
+        <MemoryRouter initialEntries={[path]}>
+          <Routes>
+            <Route path={pattern} element={element} />
+          </Routes>
+          <Where />
+        </MemoryRouter>
+      </SessionProvider>
+    </QueryClientProvider>,
+  );
+}
+
+/** A stand-in for the browser's WebSocket: the test plays the service's side of /ws. */
+class FakeSocket {
+  static OPEN = 1;
+  static all: FakeSocket[] = [];
+  readyState = 0;
+  sent: unknown[] = [];
+  onopen?: () => void;
+  onmessage?: (message: { data: string }) => void;
+  onclose?: (close: { code: number }) => void;
+  constructor(readonly url: string) {
+    FakeSocket.all.push(this);
+    setTimeout(() => {
+      this.readyState = 1;
+      this.onopen?.();
+    });
+  }
+  send(frame: string) {
+    this.sent.push(JSON.parse(frame));
+  }
+  close() {
+    this.readyState = 3;
+  }
+  receive(frame: object) {
+    act(() => this.onmessage?.({ data: JSON.stringify(frame) }));
+  }
+}
+
+beforeEach(() => {
+  FakeSocket.all = [];
+  vi.stubGlobal('WebSocket', FakeSocket);
+});
+afterEach(() => vi.unstubAllGlobals());
+
+describe("A project's runs page", () => {
+  const routes = (runs: () => Page<Run>) => ({
+    '/api/projects/1': () => ({ id: 1, key: 'P', name: 'Shop', role: 'OWNER', latestRun: null }),
+    '/api/projects/1/runs': runs,
+    '/api/projects/1/trend': () => ({ points: [] }),
+  });
+
+  it('reads its filters and page from the URL, and puts changes back there, a new filter on page one', async () => {
+    const fetchImpl = api(routes(() => pageOf([run(7, 'nightly 7')], 1, 20, 45)));
+    renderAt(
+      '/projects/1?q=nightly&status=FINISHED&page=1',
+      '/projects/:projectId',
+      <ProjectRuns />,
+      fetchImpl,
+    );
+    expect(await screen.findByRole('link', { name: 'nightly 7' })).toBeTruthy();
+    const first = calls(fetchImpl, '/api/projects/1/runs')[0].searchParams;
+    expect(Object.fromEntries(first)).toEqual({
+      q: 'nightly',
+      status: 'FINISHED',
+      page: '1',
+      size: '20',
+      sort: 'startedAt,desc',
+    });
+    expect((screen.getByLabelText('Name') as HTMLInputElement).value).toBe('nightly');
+    expect(screen.getByText('Page 2 of 3')).toBeTruthy();
+
+    const user = userEvent.setup();
+    await user.click(screen.getByRole('button', { name: 'Next' }));
+    expect(where()).toBe('?q=nightly&status=FINISHED&page=2');
+    await user.selectOptions(screen.getByLabelText('Status'), 'IN_PROGRESS');
+    expect(where()).toBe('?q=nightly&status=IN_PROGRESS');
+    await user.clear(screen.getByLabelText('Name'));
+    await user.type(screen.getByLabelText('Name'), 'weekly');
+    // Applied after a pause in typing, not a request a keystroke.
+    await waitFor(() => expect(where()).toBe('?q=weekly&status=IN_PROGRESS'));
+    await waitFor(() =>
+      expect(calls(fetchImpl, '/api/projects/1/runs').at(-1)!.searchParams.get('q')).toBe('weekly'),
+    );
+    expect(
+      calls(fetchImpl, '/api/projects/1/runs').filter((u) => u.searchParams.get('q')?.startsWith('w')),
+    ).toHaveLength(1);
+  });
+
+  it('merges live events into the page shown, and refetches on resync', async () => {
+    const fetchImpl = api(routes(() => pageOf([run(1, 'first')])));
+    renderAt('/projects/1', '/projects/:projectId', <ProjectRuns />, fetchImpl);
+    await screen.findByRole('link', { name: 'first' });
+    const socket = FakeSocket.all[0];
+    await waitFor(() =>
+      expect(socket.sent).toEqual([
+        { type: 'auth', token: 'jwt' },
+        { type: 'subscribe', projectId: 1 },
+      ]),
+    );
+    socket.receive({ type: 'subscribed', projectId: 1 });
+    expect(await screen.findByText('● Live')).toBeTruthy();
+    const before = calls(fetchImpl, '/api/projects/1/runs').length;
+
+    const created = {
+      ...run(2, 'second'),
+      status: 'IN_PROGRESS',
+      finishedAt: null,
+      counts: { total: 0, passed: 0, failed: 0, broken: 0, skipped: 0 },
+    };
+    socket.receive({
+      type: 'event',
+      projectId: 1,
+      event: 'run.created',
+      data: { runId: 2, run: created },
+      at: '',
+    });
+    expect(await screen.findByRole('link', { name: 'second' })).toBeTruthy();
+    socket.receive({
+      type: 'event',
+      projectId: 1,
+      event: 'results.added',
+      data: { runId: 2, counts: { total: 3, passed: 2, failed: 1, broken: 0, skipped: 0 } },
+      at: '',
+    });
+    expect(
+      await screen.findByRole('img', { name: '3 results: 2 passed, 1 failed, 0 broken, 0 skipped' }),
+    ).toBeTruthy();
+    // Merged, not refetched.
+    expect(calls(fetchImpl, '/api/projects/1/runs')).toHaveLength(before);
+
+    socket.receive({ type: 'resync' });
+    await waitFor(() => expect(calls(fetchImpl, '/api/projects/1/runs').length).toBeGreaterThan(before));
+  });
+});
+
+describe('The run page', () => {
+  // jsdom lays nothing out: the results' scroller is given a screenful's size, as a browser would.
+  beforeEach(() => {
+    for (const [name, size] of [['clientHeight', 600], ['clientWidth', 1000]] as const) {
+      vi.spyOn(Element.prototype, name, 'get').mockImplementation(function (this: Element) {
+        return this.classList.contains('vscroll') ? size : 0;
+      });
+    }
+  });
+  afterEach(() => vi.restoreAllMocks());
+
+  const result = (id: number, status: Result['status'] = 'PASSED'): Result => ({
+    id,
+    runId: 5,
+    testId: id,
+    name: `test ${id}`,
+    suite: 'Suite',
+    status,
+    durationMs: id,
+    message: status === 'PASSED' ? null : `expected ${id}`,
+    trace: status === 'PASSED' ? null : `at line ${id}`,
+    retry: 0,
+  });
+
+  it('asks for the filters in the URL, reads only the pages in view, sorts by a header and opens a trace', async () => {
+    const fetchImpl = api({
+      '/api/runs/5': () => ({
+        ...run(5, 'big run'),
+        counts: { total: 100_000, passed: 99_000, failed: 1000, broken: 0, skipped: 0 },
+      }),
+      '/api/runs/5/results': (url) => {
+        const page = Number(url.searchParams.get('page'));
+        return pageOf(
+          Array.from({ length: 100 }, (_, i) => result(page * 100 + i + 1, 'FAILED')),
+          page,
+          100,
+          1000,
+        );
+      },
+      '/api/runs/5/suites': () => pageOf([{ suite: 'Suite', total: 1000, failed: 1000 }]),
+      '/api/runs/5/failure-groups': () => pageOf([]),
+    });
+    renderAt('/runs/5?status=FAILED%2CBROKEN&q=test', '/runs/:runId', <RunPage />, fetchImpl);
+    expect(await screen.findByRole('button', { name: 'test 1' })).toBeTruthy();
+    expect(screen.getByText('1,000 results')).toBeTruthy();
+    const asked = calls(fetchImpl, '/api/runs/5/results');
+    expect(Object.fromEntries(asked[0].searchParams)).toEqual({
+      status: 'FAILED,BROKEN',
+      q: 'test',
+      page: '0',
+      size: '100',
+    });
+    // 1000 rows, a screenful in view: the first page only, and far fewer rows in the document than results.
+    expect(asked.map((u) => u.searchParams.get('page'))).toEqual(['0']);
+    expect(screen.getAllByRole('row').length).toBeLessThan(60);
+    expect(screen.getByRole('table').getAttribute('aria-rowcount')).toBe('1001');
+
+    const user = userEvent.setup();
+    await user.click(screen.getByRole('button', { name: /^Duration/ }));
+    expect(where()).toBe('?status=FAILED%2CBROKEN&q=test&sort=durationMs%2Casc');
+    await waitFor(() =>
+      expect(calls(fetchImpl, '/api/runs/5/results').at(-1)!.searchParams.get('sort')).toBe('durationMs,asc'),
+    );
+    await user.click(screen.getByRole('button', { name: /^Duration/ }));
+    expect(where()).toContain('sort=durationMs%2Cdesc');
+    expect(screen.getByRole('columnheader', { name: /Duration/ }).getAttribute('aria-sort')).toBe(
+      'descending',
+    );
+
+    await user.click(await screen.findByRole('button', { name: 'test 3' }));
+    const detail = screen.getByRole('region', { name: 'test 3' });
+    expect(within(detail).getByText('at line 3')).toBeTruthy();
+    expect(within(detail).getByText('expected 3')).toBeTruthy();
+  });
+});
+
+describe('Failure groups', () => {
+  it('shows each cause with its count, and picks one to filter by', async () => {
+    const groups: FailureGroup[] = [
+      {
+        key: 'Connection refused: db:<n>',
+        count: 300,
+        failed: 0,
+        broken: 300,
+        tests: 300,
+        example: 'Connection refused: db:5432',
+      },
+      { key: '(no message)', count: 2, failed: 2, broken: 0, tests: 1, example: null },
+    ];
+    const fetchImpl = api({ '/api/runs/5/failure-groups': () => pageOf(groups) });
+    const onPick = vi.fn();
+    renderAt(
+      '/runs/5',
+      '/runs/:runId',
+      <FailureGroups runId={5} active="(no message)" page={0} onPage={() => undefined} onPick={onPick} />,
+      fetchImpl,
+    );
+    expect(await screen.findByText('Connection refused: db:<n>')).toBeTruthy();
+    expect(
+      screen.getByText('2 causes: failures with the same message, numbers, ids and temporary paths aside.'),
+    ).toBeTruthy();
+    const items = screen.getAllByRole('listitem');
+    expect(within(items[0]).getByText('300')).toBeTruthy();
+    expect(within(items[0]).getByText('300 tests · 300 broken')).toBeTruthy();
+    expect(within(items[1]).getByText('1 test · 2 failed')).toBeTruthy();
+    expect(within(items[1]).getByRole('button').getAttribute('aria-pressed')).toBe('true');
+    await userEvent
+      .setup()
+      .click(screen.getByRole('button', { name: 'Show the 300 failures of this group' }));
+    expect(onPick).toHaveBeenCalledWith('Connection refused: db:<n>');
+  });
+});
+
+describe('The comparison of two runs', () => {
+  const comparison: Comparison = {
+    head: run(9, 'nightly 9'),
+    base: run(8, 'nightly 8'),
+    sameRevision: false,
+    summary: { newFailures: 0, fixed: 2, stillFailing: 1, flaky: 0, added: 3, removed: 0, unchanged: 40 },
+  };
+  const change = (
+    name: string,
+    c: TestChange['change'],
+    base: TestChange['baseStatus'],
+    head: TestChange['headStatus'],
+  ): TestChange => ({
+    testId: name.length,
+    suite: 'S',
+    name,
+    change: c,
+    baseStatus: base,
+    headStatus: head,
+    message: head === 'FAILED' ? 'boom' : null,
+  });
+
+  it('counts each kind of change, opens on the first that has tests, and lists them with both statuses', async () => {
+    const fetchImpl = api({
+      '/api/projects/1/runs': () => pageOf([run(9, 'nightly 9'), run(8, 'nightly 8'), run(7, 'nightly 7')]),
+      '/api/runs/9/compare/tests': (url) =>
+        url.searchParams.get('change') === 'FIXED'
+          ? pageOf([
+              change('logs in', 'FIXED', 'FAILED', 'PASSED'),
+              change('pays', 'FIXED', 'BROKEN', 'PASSED'),
+            ])
+          : pageOf([change('ships', 'STILL_FAILING', 'FAILED', 'FAILED')]),
+    });
+    const set = vi.fn();
+    renderAt(
+      '/runs/9/compare',
+      '/runs/:runId/compare',
+      <CompareView comparison={comparison} change="" page={0} set={set} />,
+      fetchImpl,
+    );
+    // No new failures: the first kind with tests is "Fixed".
+    expect(screen.getByRole('button', { name: '2 Fixed' }).getAttribute('aria-pressed')).toBe('true');
+    expect(screen.getByRole('button', { name: '0 New failures' }).getAttribute('aria-pressed')).toBe('false');
+    const rows = await screen.findAllByRole('row');
+    expect(rows.map((r) => r.textContent)).toEqual([
+      'TestBeforeNowMessage',
+      'logs inSfailedpassed',
+      'paysSbrokenpassed',
+    ]);
+    expect(calls(fetchImpl, '/api/runs/9/compare/tests')[0].searchParams.get('base')).toBe('8');
+    expect((screen.getByLabelText('Compared with') as HTMLSelectElement).value).toBe('8');
+
+    const user = userEvent.setup();
+    await user.click(screen.getByRole('button', { name: '1 Still failing' }));
+    expect(set).toHaveBeenCalledWith({ change: 'STILL_FAILING', base: '8' });
+    await user.selectOptions(screen.getByLabelText('Compared with'), '7');
+    expect(set).toHaveBeenCalledWith({ base: '7', change: '' });
+  });
+
+  it("says so when the run is its project's first", () => {
+    const fetchImpl = api({
+      '/api/projects/1/runs': () => pageOf([run(9)]),
+      '/api/runs/9/compare/tests': () => pageOf([change('new test', 'ADDED', null, 'PASSED')]),
+    });
+    renderAt(
+      '/runs/9/compare',
+      '/runs/:runId/compare',
+      <CompareView
+        comparison={{
+          ...comparison,
+          base: null,
+          summary: { ...comparison.summary, fixed: 0, stillFailing: 0 },
+        }}
+        change=""
+        page={0}
+        set={() => undefined}
+      />,
+      fetchImpl,
+    );
+    expect(screen.getByText('This is the project’s first run: every test in it is new.')).toBeTruthy();
+    expect(screen.getByRole('button', { name: '3 Added' }).getAttribute('aria-pressed')).toBe('true');
+  });
+});
