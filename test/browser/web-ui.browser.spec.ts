@@ -291,7 +291,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       return (await res.json()) as { id: number };
     };
     const run = await post(`/api/projects/${projectId}/runs`, { name: 'nightly 1' });
-    await page.getByRole('link', { name: 'nightly 1' }).waitFor();
+    await page.getByRole('link', { name: 'nightly 1', exact: true }).waitFor();
     await post(`/api/runs/${run.id}/results`, {
       results: [
         { name: 'adds to cart', suite: 'Cart', status: 'PASSED', durationMs: 12 },
@@ -310,11 +310,11 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await post(`/api/v2/projects/${projectId}/runs/${uuid}/results`, {
       results: [{ uuid: randomUUID(), name: 'streams', status: 'PASSED' }],
     });
-    await page.getByRole('link', { name: 'stream 2' }).waitFor();
+    await page.getByRole('link', { name: 'stream 2', exact: true }).waitFor();
     await page.getByRole('img', { name: /^1 results: 1 passed/ }).waitFor();
     await check(page, 'project-runs');
 
-    await page.getByRole('link', { name: 'nightly 1' }).click();
+    await page.getByRole('link', { name: 'nightly 1', exact: true }).click();
     await page.getByRole('heading', { name: 'nightly 1' }).waitFor();
     await page.getByLabel('Status').selectOption('FAILED');
     await page.getByRole('button', { name: 'pays by card' }).click();
@@ -355,13 +355,143 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     });
     await page.getByRole('button', { name: 'Import' }).click();
     await page.getByRole('link', { name: 'Open the run' }).click();
-    await page.getByRole('link', { name: 'History of sells' }).click();
+    await page.getByRole('button', { name: 'sells' }).click();
+    await page.getByRole('link', { name: 'History of this test' }).click();
     await page.getByRole('heading', { name: 'sells' }).waitFor();
-    await page.getByText('Flaky: its outcome changed 1 time in these runs.').waitFor();
+    await page.getByText('Its outcome changed 1 time in these runs.').waitFor();
+    await page.getByText('Flaky by its last 10 results').waitFor();
     expect(await page.locator('.strip li').count()).toBe(2);
+    // The chart's code loads when first shown.
+    await page.locator('.chart canvas').waitFor();
     expect(await page.locator('.chart canvas').count()).toBe(1);
     await page.getByText('out of stock').waitFor();
     await check(page, 'test-history');
+    await page.context().close();
+  }, 90_000);
+
+  it('lists projects with their latest run, filters runs in the URL, groups failures, compares two runs, manages members', async () => {
+    const { accessToken } = (await (
+      await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: ADMIN, password: adminPassword }),
+      })
+    ).json()) as { accessToken: string };
+    const call = async (method: string, path: string, body?: object) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      expect([path, res.ok]).toEqual([path, true]);
+      return res.status === 204 ? undefined : ((await res.json()) as { id: number });
+    };
+    const project = (await call('POST', '/api/projects', { key: 'CMP', name: 'Checkout service' }))!;
+    const push = async (name: string, results: object[], commit: string) => {
+      const run = (await call('POST', `/api/projects/${project.id}/runs`, { name, attributes: { branch: 'main', commit } }))!;
+      await call('POST', `/api/runs/${run.id}/results`, { results });
+      await call('POST', `/api/runs/${run.id}/finish`, {});
+      return run.id;
+    };
+    const refused = (i: number) => ({
+      name: `orders ${i}`,
+      suite: 'Orders',
+      status: 'BROKEN',
+      message: `Connection refused: db:5432 after ${100 + i} ms`,
+      trace: `Error: connect ECONNREFUSED\n    at orders${i} (orders.spec.ts:${10 + i})`,
+    });
+    const base1 = await push(
+      'main #41',
+      [
+        { name: 'adds to cart', suite: 'Cart', status: 'PASSED', durationMs: 20 },
+        { name: 'pays by card', suite: 'Checkout', status: 'FAILED', message: 'expected 200 but was 500' },
+        { name: 'ships', suite: 'Shipping', status: 'PASSED', durationMs: 30 },
+      ],
+      'c41',
+    );
+    const head = await push(
+      'main #42',
+      [
+        { name: 'adds to cart', suite: 'Cart', status: 'FAILED', message: 'expected 3 items but got 2', durationMs: 25 },
+        { name: 'pays by card', suite: 'Checkout', status: 'PASSED', durationMs: 40 },
+        { name: 'refunds', suite: 'Checkout', status: 'PASSED', durationMs: 15 },
+        ...Array.from({ length: 6 }, (_, i) => refused(i)),
+      ],
+      'c42',
+    );
+
+    const page = await newPage();
+    await signIn(page, ADMIN, adminPassword);
+    const row = page.getByTestId(`project-${project.id}`);
+    await row.getByRole('link', { name: 'main #42', exact: true }).waitFor();
+    await row.getByText('22%').waitFor();
+    await check(page, 'projects');
+
+    // The runs page: a filter by name, held in the URL through a reload.
+    await row.getByRole('link', { name: 'Checkout service' }).click();
+    await page.getByRole('img', { name: /^Pass rate over the last 2 runs/ }).waitFor();
+    await page.getByLabel('Name').fill('#41');
+    await page.waitForURL(/\?q=%2341$/);
+    await page.getByRole('link', { name: 'main #42', exact: true }).waitFor({ state: 'detached' });
+    await page.reload();
+    await page.getByRole('link', { name: 'main #41', exact: true }).waitFor();
+    expect(await page.getByLabel('Name').inputValue()).toBe('#41');
+    expect(await page.getByRole('link', { name: 'main #42', exact: true }).count()).toBe(0);
+    await page.getByLabel('Name').fill('nothing like it');
+    await page.getByText('No runs match these filters.').waitFor();
+    await check(page, 'project-runs-no-match');
+
+    // A run: six failures of one cause are one group; the group filters the table; a trace opens beside it.
+    await page.goto(`${base}/runs/${head}`);
+    const groups = page.getByRole('region', { name: 'Failures by cause' });
+    await groups.getByText('Connection refused: db:<n> after <n> ms').waitFor();
+    await groups.getByText('6 tests · 6 broken').waitFor();
+    await check(page, 'run');
+    await groups.getByRole('button', { name: 'Show the 6 failures of this group' }).click();
+    await page.getByText('6 results', { exact: true }).waitFor();
+    expect(page.url()).toContain('group=Connection+refused');
+    await page.getByRole('button', { name: 'orders 3' }).click();
+    await page.getByRole('region', { name: 'orders 3' }).getByText('at orders3 (orders.spec.ts:13)').waitFor();
+    await check(page, 'run-group-trace');
+    await page.getByRole('button', { name: 'Show all results' }).click();
+    await page.getByText('9 results', { exact: true }).waitFor();
+    await page.getByLabel('Status').selectOption('FAILED,BROKEN');
+    await page.getByText('7 results', { exact: true }).waitFor();
+    await page.getByRole('button', { name: /^Duration/ }).click();
+    await page.getByText('7 results, by durationMs ascending', { exact: true }).waitFor();
+    expect(new URL(page.url()).search).toBe('?status=FAILED%2CBROKEN&sort=durationMs%2Casc');
+
+    // Compared with the run before: the new failure, the fix, the added and removed tests.
+    await page.getByRole('link', { name: 'Compare with the run before' }).click();
+    await page.getByRole('heading', { name: 'Compare main #42' }).waitFor();
+    expect(await page.getByLabel('Compared with').inputValue()).toBe(String(base1));
+    await page.getByRole('button', { name: '1 New failures' }).waitFor();
+    const newFailure = page.getByRole('row', { name: /adds to cart/ });
+    await newFailure.getByText('expected 3 items but got 2').waitFor();
+    expect(await newFailure.getByText('passed').count()).toBe(1);
+    await check(page, 'compare');
+    await page.getByRole('button', { name: '1 Fixed' }).click();
+    await page.getByRole('row', { name: /pays by card/ }).waitFor();
+    await page.getByRole('button', { name: '7 Added' }).click();
+    await page.getByRole('row', { name: /refunds/ }).waitFor();
+    await page.getByRole('button', { name: '1 Removed' }).click();
+    await page.getByRole('row', { name: /ships/ }).waitFor();
+    expect(new URL(page.url()).search).toBe(`?change=REMOVED&base=${base1}`);
+
+    // Members: the owner sees themself, invites a reporter by email.
+    await page.goto(`${base}/projects/${project.id}/members`);
+    await page.getByRole('cell', { name: /Administrator \(you\)/ }).waitFor();
+    await page.getByLabel('Email').fill('reporter@example.com');
+    await page.getByLabel('Role', { exact: true }).selectOption('REPORTER');
+    await page.getByRole('button', { name: 'Send invitation' }).click();
+    await page.getByText('Invitation sent to reporter@example.com as reporter.').waitFor();
+    await check(page, 'members');
+
+    // A run that does not exist: the API's message, not a blank page.
+    await page.goto(`${base}/runs/999999`);
+    await page.getByRole('alert').filter({ hasText: 'Run 999999 not found' }).waitFor();
+    expect(await page.getByRole('table').count()).toBe(0);
+    await check(page, 'run-not-found');
     await page.context().close();
   }, 90_000);
 

@@ -121,7 +121,9 @@ function Header() {
         <nav aria-label="Main" className="main-nav">
           <NavLink
             to="/projects"
-            className={({ isActive }) => (isActive || location.pathname.startsWith('/runs/') ? 'active' : undefined)}
+            className={({ isActive }) =>
+              isActive || location.pathname.startsWith('/runs/') ? 'active' : undefined
+            }
           >
             Projects
           </NavLink>

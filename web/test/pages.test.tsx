@@ -211,7 +211,10 @@ describe("A project's runs page", () => {
 describe('The run page', () => {
   // jsdom lays nothing out: the results' scroller is given a screenful's size, as a browser would.
   beforeEach(() => {
-    for (const [name, size] of [['clientHeight', 600], ['clientWidth', 1000]] as const) {
+    for (const [name, size] of [
+      ['clientHeight', 600],
+      ['clientWidth', 1000],
+    ] as const) {
       vi.spyOn(Element.prototype, name, 'get').mockImplementation(function (this: Element) {
         return this.classList.contains('vscroll') ? size : 0;
       });

@@ -130,7 +130,15 @@ export interface Suite {
   failed: number;
 }
 
-export const CHANGES = ['NEW_FAILURE', 'FIXED', 'STILL_FAILING', 'FLAKY', 'ADDED', 'REMOVED', 'UNCHANGED'] as const;
+export const CHANGES = [
+  'NEW_FAILURE',
+  'FIXED',
+  'STILL_FAILING',
+  'FLAKY',
+  'ADDED',
+  'REMOVED',
+  'UNCHANGED',
+] as const;
 export type Change = (typeof CHANGES)[number];
 
 export interface Comparison {
@@ -317,7 +325,8 @@ export function apiOf(session: Session) {
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
     testHistory: (projectId: number, testId: number) =>
       call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { size: 100 } }),
-    getTest: (projectId: number, testId: number) => call<TestCase>('getTest', { params: { projectId, testId } }),
+    getTest: (projectId: number, testId: number) =>
+      call<TestCase>('getTest', { params: { projectId, testId } }),
     listResults: (runId: number, query: ListQuery) =>
       call<Page<Result>>('listResults', { params: { runId }, query: { size: 50, ...query } }),
     trend: (projectId: number, runs = 30) =>
@@ -330,7 +339,10 @@ export function apiOf(session: Session) {
     compareTests: (runId: number, query: ListQuery) =>
       call<Page<TestChange>>('compareTests', { params: { runId }, query: { size: 50, ...query } }),
     listMembers: (projectId: number, page = 0) =>
-      call<Page<Member>>('listMembers', { params: { projectId }, query: { page, size: 50, sort: 'email,asc' } }),
+      call<Page<Member>>('listMembers', {
+        params: { projectId },
+        query: { page, size: 50, sort: 'email,asc' },
+      }),
     setMember: (projectId: number, userId: number, role: ProjectRole) =>
       call<Member>('setMember', { params: { projectId, userId }, body: { role } }),
     removeMember: (projectId: number, userId: number) =>

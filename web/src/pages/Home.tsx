@@ -36,9 +36,13 @@ export function Home() {
                 <tr>
                   <th scope="col">Project</th>
                   <th scope="col">Latest run</th>
-                  <th scope="col">Results</th>
+                  <th scope="col" className="hide-phone">
+                    Results
+                  </th>
                   <th scope="col">Pass rate</th>
-                  <th scope="col">Your role</th>
+                  <th scope="col" className="hide-phone">
+                    Your role
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -61,9 +65,11 @@ export function Home() {
                         <span className="hint">No runs yet</span>
                       )}
                     </td>
-                    <td>{p.latestRun ? <CountBar counts={p.latestRun.counts} /> : null}</td>
+                    <td className="hide-phone">
+                      {p.latestRun ? <CountBar counts={p.latestRun.counts} /> : null}
+                    </td>
                     <td>{p.latestRun ? <PassRate counts={p.latestRun.counts} /> : '—'}</td>
-                    <td>{p.role.toLowerCase()}</td>
+                    <td className="hide-phone">{p.role.toLowerCase()}</td>
                   </tr>
                 ))}
               </tbody>

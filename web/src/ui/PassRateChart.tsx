@@ -17,13 +17,18 @@ export function PassRateChart({ points }: { points: TrendPoint[] }) {
       {
         width: Math.max(280, el.clientWidth),
         height: 180,
-        scales: { x: { time: false }, y: { range: [0, 100] } },
+        // Room around the first and last runs and above 100%, so that no point is cut at an edge.
+        scales: { x: { time: false, range: [0.5, points.length + 0.5] }, y: { range: [0, 104] } },
         axes: [
           {
             label: 'run',
             values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')),
           },
-          { label: 'pass rate %', values: (_u, ticks) => ticks.map((t) => `${t}%`) },
+          {
+            label: 'pass rate %',
+            splits: () => [0, 25, 50, 75, 100],
+            values: (_u, ticks) => ticks.map((t) => `${t}%`),
+          },
         ],
         series: [
           { label: 'run' },
@@ -48,7 +53,8 @@ export function PassRateChart({ points }: { points: TrendPoint[] }) {
     };
   }, [points]);
   const last = points.at(-1);
-  const summary = last?.passRate == null ? '' : `; the latest, ${last.name}, ${Math.round(last.passRate * 100)}%`;
+  const summary =
+    last?.passRate == null ? '' : `; the latest, ${last.name}, ${Math.round(last.passRate * 100)}%`;
   return (
     <div
       ref={box}

@@ -8,7 +8,12 @@ import { useUrlState } from '../../ui/url-state';
 const KEYS = ['base', 'change', 'page'] as const;
 
 /** The ways a test can change between two runs, as the page names them, with the summary's field for each. */
-export const CHANGE_VIEWS: { change: Change; label: string; count: keyof Comparison['summary']; tone: string }[] = [
+export const CHANGE_VIEWS: {
+  change: Change;
+  label: string;
+  count: keyof Comparison['summary'];
+  tone: string;
+}[] = [
   { change: 'NEW_FAILURE', label: 'New failures', count: 'newFailures', tone: 'bad' },
   { change: 'FIXED', label: 'Fixed', count: 'fixed', tone: 'good' },
   { change: 'STILL_FAILING', label: 'Still failing', count: 'stillFailing', tone: 'bad' },
@@ -42,7 +47,9 @@ export function ComparePage() {
         </nav>
       ) : null}
       <Loaded query={comparison} what="Comparing">
-        {(data) => <CompareView comparison={data} change={state.change} page={Number(state.page || 0)} set={set} />}
+        {(data) => (
+          <CompareView comparison={data} change={state.change} page={Number(state.page || 0)} set={set} />
+        )}
       </Loaded>
     </Page>
   );

@@ -83,7 +83,9 @@ export function Members() {
                             aria-label={`Role of ${m.email}`}
                             value={m.role}
                             disabled={update.isPending}
-                            onChange={(e) => update.mutate({ member: m, role: e.target.value as ProjectRole })}
+                            onChange={(e) =>
+                              update.mutate({ member: m, role: e.target.value as ProjectRole })
+                            }
                           >
                             {ROLES.map((r) => (
                               <option key={r} value={r}>

@@ -104,8 +104,12 @@ export function ProjectRuns() {
                     <th scope="col">Run</th>
                     <th scope="col">Results</th>
                     <th scope="col">Pass rate</th>
-                    <th scope="col">Duration</th>
-                    <th scope="col">Started</th>
+                    <th scope="col" className="hide-phone">
+                      Duration
+                    </th>
+                    <th scope="col" className="hide-phone">
+                      Started
+                    </th>
                   </tr>
                 </thead>
                 <tbody>
@@ -131,8 +135,10 @@ export function ProjectRuns() {
                       <td>
                         <PassRate counts={run.counts} />
                       </td>
-                      <td>{run.finishedAt ? formatDuration(run.startedAt, run.finishedAt) : '—'}</td>
-                      <td>{formatDate(run.startedAt)}</td>
+                      <td className="hide-phone">
+                        {run.finishedAt ? formatDuration(run.startedAt, run.finishedAt) : '—'}
+                      </td>
+                      <td className="hide-phone">{formatDate(run.startedAt)}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -185,7 +191,10 @@ export function RunFilters({
  * A search box's text, applied through `apply` 300 ms after the last keystroke; follows `value` when it changes
  * from elsewhere (back and forward in history).
  */
-export function useSearchText(value: string, apply: (value: string) => void): [string, (text: string) => void] {
+export function useSearchText(
+  value: string,
+  apply: (value: string) => void,
+): [string, (text: string) => void] {
   const [text, setText] = useState(value);
   const [pending, setPending] = useState(false);
   const [shown, setShown] = useState(value);

@@ -51,6 +51,16 @@ export function RunPage() {
   // The suites and the failure groups are read once the first rows are in: on a run of 100,000 results each
   // reads the whole run, and the rows come first.
   const [rowsShown, setRowsShown] = useState(false);
+  if (run.error) {
+    return (
+      <Page title="Run not found">
+        <ErrorMessage error={run.error} />
+        <p>
+          <Link to="/projects">All projects</Link>
+        </p>
+      </Page>
+    );
+  }
   return (
     <Page title={run.data?.name ?? `Run ${runId}`}>
       <nav className="links" aria-label="Run">
@@ -328,7 +338,13 @@ function ResultsTable({
   const api = useApi();
   const scroller = useRef<HTMLDivElement>(null);
   const [window, setWindow] = useState<{ first: number; last: number }>();
-  const query = { status: filters.status, suite: filters.suite, q: filters.q, sort: filters.sort, group: filters.group };
+  const query = {
+    status: filters.status,
+    suite: filters.suite,
+    q: filters.q,
+    sort: filters.sort,
+    group: filters.group,
+  };
   const rows = usePagedRows(
     ['results', runId, query],
     PAGE_SIZE,
@@ -396,10 +412,18 @@ function ResultsTable({
                 key={c.field}
                 className={c.className}
                 aria-sort={
-                  sort?.field === c.field ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined
+                  sort?.field === c.field
+                    ? sort.direction === 'asc'
+                      ? 'ascending'
+                      : 'descending'
+                    : undefined
                 }
               >
-                <button type="button" className="sort" onClick={() => set({ sort: nextSort(filters.sort, c.field) })}>
+                <button
+                  type="button"
+                  className="sort"
+                  onClick={() => set({ sort: nextSort(filters.sort, c.field) })}
+                >
                   {c.label}
                   <span aria-hidden="true">
                     {sort?.field === c.field ? (sort.direction === 'asc' ? ' ▲' : ' ▼') : ''}
@@ -490,8 +514,10 @@ function ResultDetail({
       </div>
       <p className="hint">
         {result.suite ? `${result.suite} · ` : ''}
-        <span className={`status status-${result.status.toLowerCase()}`}>{result.status.toLowerCase()}</span> ·{' '}
-        {formatMs(result.durationMs)}
+        <span className={`status status-${result.status.toLowerCase()}`}>
+          {result.status.toLowerCase()}
+        </span>{' '}
+        · {formatMs(result.durationMs)}
         {result.retry ? ` · retry ${result.retry}` : ''} ·{' '}
         {projectId ? (
           <Link to={`/projects/${projectId}/tests/${result.testId}`}>History of this test</Link>

@@ -17,7 +17,10 @@ export function TestHistory() {
     queryKey: ['history', projectId, testId],
     queryFn: () => api.testHistory(projectId, testId),
   });
-  const test = useQuery({ queryKey: ['test', projectId, testId], queryFn: () => api.getTest(projectId, testId) });
+  const test = useQuery({
+    queryKey: ['test', projectId, testId],
+    queryFn: () => api.getTest(projectId, testId),
+  });
   const name = test.data?.name ?? history.data?.content[0]?.name ?? `Test ${testId}`;
   return (
     <Page
