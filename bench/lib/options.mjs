@@ -21,10 +21,12 @@ export const USAGE = `Usage: npm run bench -- [options]
   --live-sockets=N      sockets subscribed on replica B while the live section times events (default 1000)
   --live-events=N       runs created on replica A, each timed to its arrival on B's sockets (default 200)
   --live-idle=N         idle authenticated sockets opened on one replica to measure their memory (default 50000)
+  --web-results=N       results of the run whose page the web section opens in Chromium (default 100000)
+  --web-rounds=N        navigations to that page timed, without and with the browser's cache (default 7)
   --keep-db             keep the benchmark database afterwards
   --strict              exit 1 when a target is missed
   --out=FILE            results file (default bench/results/latest.json)
-Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres, any database on the server),
+Environment: CHROMIUM_PATH (default /usr/bin/chromium, for the web section), BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres, any database on the server),
   BENCH_DB_NAME (default tms_bench; dropped and recreated), BENCH_REDIS_URL (default redis://127.0.0.1:6379),
   BENCH_SERVICE_NODE_ARGS (extra node flags for the services started, e.g. --cpu-prof --cpu-prof-dir=/tmp/prof).`;
 
@@ -49,6 +51,8 @@ export function parseOptions(argv) {
       'live-sockets': { type: 'string', default: '1000' },
       'live-events': { type: 'string', default: '200' },
       'live-idle': { type: 'string', default: '50000' },
+      'web-results': { type: 'string', default: '100000' },
+      'web-rounds': { type: 'string', default: '7' },
       'keep-db': { type: 'boolean', default: false },
       strict: { type: 'boolean', default: false },
       out: { type: 'string' },
@@ -94,6 +98,8 @@ export function parseOptions(argv) {
     liveSockets: int('live-sockets', 1),
     liveEvents: int('live-events', 1),
     liveIdle: int('live-idle', 0),
+    webResults: int('web-results', 1),
+    webRounds: int('web-rounds', 1),
     keepDb: values['keep-db'],
     strict: values.strict,
     out: values.out,
