@@ -317,7 +317,7 @@ export function apiOf(session: Session) {
     audit: (query: { type?: string; actorId?: string; from?: string; to?: string; page: number }) =>
       call<Page<AuditEvent>>('audit', { query: { ...query, size: 50, sort: 'at,desc' } }),
     subscription: () => call<Subscription>('subscription'),
-    listProjects: () => call<Page<Project>>('listProjects', { query: { size: 200 } }),
+    listProjects: (page = 0, size = 200) => call<Page<Project>>('listProjects', { query: { page, size } }),
     createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
     getProject: (projectId: number) => call<Project>('getProject', { params: { projectId } }),
     listRuns: (projectId: number, query: ListQuery) =>

@@ -1,8 +1,9 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useApi } from '../session-context';
-import { ErrorMessage, Field, formatDate, Loaded, noItems, Page } from '../ui/components';
+import { ErrorMessage, Field, formatDate, Loaded, noItems, Page, Pager } from '../ui/components';
+import { useUrlState } from '../ui/url-state';
 import { CountBar, PassRate } from '../ui/CountBar';
 
 /** The projects the user can see, and a new one. */
@@ -10,7 +11,13 @@ export function Home() {
   const api = useApi();
   const queries = useQueryClient();
   const navigate = useNavigate();
-  const projects = useQuery({ queryKey: ['projects'], queryFn: () => api.listProjects() });
+  const [state, set] = useUrlState(['page'] as const);
+  const page = Number(state.page || 0);
+  const projects = useQuery({
+    queryKey: ['projects', 'page', page],
+    queryFn: () => api.listProjects(page, 25),
+    placeholderData: keepPreviousData,
+  });
   const [key, setKey] = useState('');
   const [name, setName] = useState('');
   const create = useMutation({
@@ -29,52 +36,55 @@ export function Home() {
         empty="No projects yet: you see the projects you are a member of, directly or through a group."
       >
         {(data) => (
-          <div className="table-wrap">
-            <table>
-              <caption className="visually-hidden">Your projects</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Project</th>
-                  <th scope="col">Latest run</th>
-                  <th scope="col" className="hide-phone">
-                    Results
-                  </th>
-                  <th scope="col">Pass rate</th>
-                  <th scope="col" className="hide-phone">
-                    Your role
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {data.content.map((p) => (
-                  <tr key={p.id} data-testid={`project-${p.id}`}>
-                    <td>
-                      <Link to={`/projects/${p.id}`}>{p.name}</Link>
-                      <span className="hint block">{p.key}</span>
-                    </td>
-                    <td>
-                      {p.latestRun ? (
-                        <>
-                          <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>
-                          <span className="hint block">
-                            {p.latestRun.status === 'FINISHED' ? 'finished' : 'in progress'} ·{' '}
-                            {formatDate(p.latestRun.startedAt)}
-                          </span>
-                        </>
-                      ) : (
-                        <span className="hint">No runs yet</span>
-                      )}
-                    </td>
-                    <td className="hide-phone">
-                      {p.latestRun ? <CountBar counts={p.latestRun.counts} /> : null}
-                    </td>
-                    <td>{p.latestRun ? <PassRate counts={p.latestRun.counts} /> : '—'}</td>
-                    <td className="hide-phone">{p.role.toLowerCase()}</td>
+          <>
+            <div className="table-wrap">
+              <table>
+                <caption className="visually-hidden">Your projects</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Project</th>
+                    <th scope="col">Latest run</th>
+                    <th scope="col" className="hide-phone">
+                      Results
+                    </th>
+                    <th scope="col">Pass rate</th>
+                    <th scope="col" className="hide-phone">
+                      Your role
+                    </th>
                   </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+                </thead>
+                <tbody>
+                  {data.content.map((p) => (
+                    <tr key={p.id} data-testid={`project-${p.id}`}>
+                      <td>
+                        <Link to={`/projects/${p.id}`}>{p.name}</Link>
+                        <span className="hint block">{p.key}</span>
+                      </td>
+                      <td>
+                        {p.latestRun ? (
+                          <>
+                            <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>
+                            <span className="hint block">
+                              {p.latestRun.status === 'FINISHED' ? 'finished' : 'in progress'} ·{' '}
+                              {formatDate(p.latestRun.startedAt)}
+                            </span>
+                          </>
+                        ) : (
+                          <span className="hint">No runs yet</span>
+                        )}
+                      </td>
+                      <td className="hide-phone">
+                        {p.latestRun ? <CountBar counts={p.latestRun.counts} /> : null}
+                      </td>
+                      <td>{p.latestRun ? <PassRate counts={p.latestRun.counts} /> : '—'}</td>
+                      <td className="hide-phone">{p.role.toLowerCase()}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+            <Pager page={page} totalPages={data.totalPages} onPage={(p) => set({ page: String(p) })} />
+          </>
         )}
       </Loaded>
       <form
