@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { ApiTokenAuthenticator } from '../api-tokens/api-token.authenticator.js';
 import { ApiTokensRepository } from '../api-tokens/api-tokens.repository.js';
 import { RefreshTokenService } from '../auth/refresh-token.service.js';
 import { AppError } from '../common/app-error.js';
@@ -22,7 +21,6 @@ export class AdminUsersService {
     private readonly userCache: UserCache,
     private readonly refreshTokens: RefreshTokenService,
     private readonly apiTokens: ApiTokensRepository,
-    private readonly apiTokenAuthenticator: ApiTokenAuthenticator,
     private readonly audit: AdminAudit,
   ) {}
 
@@ -67,15 +65,15 @@ export class AdminUsersService {
         }
         await admins.update(user.id, changes);
       });
-      // Admin checks and /me read through the cache: this replica must see the change at once.
-      this.userCache.forget(user.id);
+      // Admin checks, /me and API tokens read through the caches: every replica must see the change at once.
+      await this.userCache.invalidate(user.id);
       Object.assign(user, changes);
     }
     if (dto.enabled === false) {
       // Also when already disabled: whatever credentials exist now must not outlive this request.
       await this.refreshTokens.revokeAllForUser(user.id);
       await this.apiTokens.deleteAllOf(user.id);
-      this.apiTokenAuthenticator.forget();
+      await this.userCache.invalidate(user.id);
     }
     if (Object.keys(described).length) {
       await this.audit.record(actor, ip, 'USER_UPDATED', `user:${user.id}`, {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { AuthUser } from '../common/auth-user.js';
+import { CacheInvalidation, type Invalidation } from '../infra/kv/cache-invalidation.js';
 import { ApiTokensRepository, TokenPrincipal } from './api-tokens.repository.js';
 
 /** How long a looked-up token is trusted before the database is asked again: a revocation counts within it. */
@@ -11,7 +12,8 @@ export const API_TOKEN_PATTERN = /^tms_[A-Za-z0-9_-]{43}$/;
 
 /**
  * Turns an API token into its user with one SHA-256 and, at most once a second per token, one indexed query.
- * Revocation, expiry and disabling the user take effect on every replica within that second.
+ * A revocation, and any change to the token's user, reaches every replica's cache before the request that made it
+ * answers (CacheInvalidation); expiry is checked on every use.
  */
 @Injectable()
 export class ApiTokenAuthenticator {
@@ -19,7 +21,38 @@ export class ApiTokenAuthenticator {
   private readonly cache = new Map<string, { principal: TokenPrincipal; at: number }>();
   private readonly touched = new Map<string, number>();
 
-  constructor(private readonly tokens: ApiTokensRepository) {}
+  constructor(
+    private readonly tokens: ApiTokensRepository,
+    private readonly invalidation: CacheInvalidation,
+  ) {
+    invalidation.onInvalidate((event) => this.onInvalidate(event));
+  }
+
+  /** Forgets a revoked token here and on every replica, before resolving. */
+  revoked(tokenHash: string): Promise<void> {
+    return this.invalidation.invalidate({ kind: 'token', hash: tokenHash });
+  }
+
+  private onInvalidate(event: Invalidation): void {
+    if (event.kind === 'token') {
+      this.forget(event.hash);
+    } else if (event.kind === 'token-id') {
+      this.forgetToken(event.id);
+    } else if (event.kind === 'all-tokens') {
+      this.forget();
+    } else {
+      // A change to a user: their tokens carry their admin flag and enabled state.
+      this.forgetUser(event.id);
+    }
+  }
+
+  private forgetUser(userId: string): void {
+    for (const [hash, entry] of this.cache) {
+      if (entry.principal.userId === userId) {
+        this.cache.delete(hash);
+      }
+    }
+  }
 
   static hash(token: string): string {
     return createHash('sha256').update(token).digest('hex');

@@ -50,7 +50,7 @@ export class ApiTokensService {
     if (!token) {
       throw AppError.notFound(`API key ${id} not found`);
     }
-    this.authenticator.forget(token.tokenHash);
+    await this.authenticator.revoked(token.tokenHash);
     this.audit({ type: 'API_TOKEN_REVOKED', actorId: user.id, ip, target: `api-token:${id}`, details: { name: token.name } });
   }
 

@@ -11,6 +11,8 @@ import type { AccessTokenService } from './access-token.service.js';
 import type { ApiTokenAuthenticator } from '../api-tokens/api-token.authenticator.js';
 import type { ApiTokenAuthGuard } from './api-token-auth.guard.js';
 import { AuthenticationGuard } from './authentication.guard.js';
+import { CacheInvalidation } from '../infra/kv/cache-invalidation.js';
+import { MemoryKeyValueStore } from '../infra/kv/memory-key-value.store.js';
 
 class Open {
   @Public()
@@ -58,7 +60,10 @@ describe(AuthenticationGuard.name, () => {
       [person.id, person],
       [admin.id, admin],
     ]);
-    userCache = new UserCache({ findById: async (id: string) => stored.get(id) ?? null } as unknown as UsersRepository);
+    userCache = new UserCache(
+      { findById: async (id: string) => stored.get(id) ?? null } as unknown as UsersRepository,
+      new CacheInvalidation(new MemoryKeyValueStore()),
+    );
     const accessTokens = {
       verify: (token: string): AuthUser => accessTokens.verifyWithExpiry(token).user,
       verifyWithExpiry: (token: string) => ({

@@ -121,7 +121,7 @@ export class DirectoryLogin {
         if (Object.keys(changes).length) {
           await this.users.update(existing.id, changes);
           Object.assign(existing, changes);
-          this.userCache.forget(existing.id);
+          await this.userCache.invalidate(existing.id);
         }
         return existing;
       }

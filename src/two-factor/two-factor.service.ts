@@ -113,7 +113,7 @@ export class TwoFactorService {
     if (!(await this.repository.activate(userId, check.step))) {
       throw AppError.conflict(ALREADY_ACTIVE);
     }
-    this.userCache.forget(userId);
+    await this.userCache.invalidate(userId);
     this.audit({
       type: 'TWO_FACTOR_ENABLED',
       actorId: userId,
@@ -144,7 +144,7 @@ export class TwoFactorService {
         `${WRONG_CODE}; disabling needs the current 6-digit code (not a recovery code)`,
       );
     }
-    this.userCache.forget(userId);
+    await this.userCache.invalidate(userId);
     this.audit({ type: 'TWO_FACTOR_DISABLED', actorId: userId, actorEmail: user.email, ip });
     this.notify('TWO_FACTOR_DISABLED', user, ip);
   }

@@ -1,5 +1,7 @@
 import { jest } from '@jest/globals';
 import { makeUser } from '../../test/factories/user.factory.js';
+import { CacheInvalidation } from '../infra/kv/cache-invalidation.js';
+import { MemoryKeyValueStore } from '../infra/kv/memory-key-value.store.js';
 import { UserCache } from './user-cache.js';
 import type { UsersRepository } from './users.repository.js';
 
@@ -11,7 +13,7 @@ describe(UserCache.name, () => {
   beforeEach(() => {
     jest.useFakeTimers({ now: new Date('2026-11-23T10:00:00Z') });
     findById = jest.fn(async (id: string) => (id === ada.id ? ada : null));
-    sut = new UserCache({ findById } as unknown as UsersRepository);
+    sut = new UserCache({ findById } as unknown as UsersRepository, new CacheInvalidation(new MemoryKeyValueStore()));
   });
   afterEach(() => jest.useRealTimers());
 

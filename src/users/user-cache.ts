@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { CacheInvalidation } from '../infra/kv/cache-invalidation.js';
 import type { UserEntity } from './user.entity.js';
 import { UsersRepository } from './users.repository.js';
 
@@ -8,14 +9,29 @@ const MAX_ENTRIES = 10_000;
 
 /**
  * A per-replica, one-second cache of user rows for the hot read paths (GET /api/auth/me, admin checks), so a
- * busy client costs one query a second instead of one a request. Writes on this replica forget the entry at
- * once; other replicas see them within the second.
+ * busy client costs one query a second instead of one a request. A change to a user (disabled, demoted, a new
+ * password or second factor) goes through `invalidate`, which every replica has acted on before it resolves
+ * (CacheInvalidation): the second is only ever the cost of changes made outside the service.
  */
 @Injectable()
 export class UserCache {
   private readonly entries = new Map<string, { user: UserEntity | null; at: number }>();
 
-  constructor(private readonly users: UsersRepository) {}
+  constructor(
+    private readonly users: UsersRepository,
+    private readonly invalidation: CacheInvalidation,
+  ) {
+    invalidation.onInvalidate((event) => {
+      if (event.kind === 'user') {
+        this.forget(event.id);
+      }
+    });
+  }
+
+  /** Forgets the user's row here and on every replica, before resolving. */
+  invalidate(id: string): Promise<void> {
+    return this.invalidation.invalidate({ kind: 'user', id });
+  }
 
   async get(id: string): Promise<UserEntity | null> {
     const cached = this.peek(id);

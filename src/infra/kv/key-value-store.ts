@@ -35,6 +35,15 @@ export abstract class KeyValueStore {
   /** Counts a hit in a fixed window of `windowMs`; past `limit` the key is blocked for `blockMs`. */
   abstract hitWindow(key: string, windowMs: number, limit: number, blockMs: number): Promise<WindowHit>;
 
+  /**
+   * Publishes `message` on `channel` to every subscriber of every replica; resolves with how many subscriptions
+   * it reached (Redis counts the connections that were subscribed when it delivered the message).
+   */
+  abstract publish(channel: string, message: string): Promise<number>;
+
+  /** Calls `onMessage` for every message published on `channel` from now on; resolves with its unsubscribe. */
+  abstract subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>>;
+
   abstract ping(): Promise<void>;
 
   abstract close(): Promise<void>;

@@ -1,5 +1,6 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { AppConfig } from '../../config/app-config.js';
+import { CacheInvalidation } from './cache-invalidation.js';
 import { KeyValueStore } from './key-value-store.js';
 import { MemoryKeyValueStore } from './memory-key-value.store.js';
 import { RedisKeyValueStore } from './redis-key-value.store.js';
@@ -10,8 +11,8 @@ export function createKeyValueStore(config: AppConfig): KeyValueStore {
 
 @Global()
 @Module({
-  providers: [{ provide: KeyValueStore, inject: [AppConfig], useFactory: createKeyValueStore }],
-  exports: [KeyValueStore],
+  providers: [{ provide: KeyValueStore, inject: [AppConfig], useFactory: createKeyValueStore }, CacheInvalidation],
+  exports: [KeyValueStore, CacheInvalidation],
 })
 export class KvModule implements OnApplicationShutdown {
   constructor(@Inject(KeyValueStore) private readonly store: KeyValueStore) {}

@@ -9,6 +9,7 @@ interface Entry {
 export class MemoryKeyValueStore extends KeyValueStore {
   readonly kind = 'memory' as const;
   private readonly entries = new Map<string, Entry>();
+  private readonly channels = new Map<string, Set<(message: string) => void>>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly now: () => number = Date.now) {
@@ -85,6 +86,25 @@ export class MemoryKeyValueStore extends KeyValueStore {
       timeToExpire: Math.ceil((hits.expiresAt - now) / 1000),
       isBlocked: false,
       timeToBlockExpire: 0,
+    });
+  }
+
+  publish(channel: string, message: string): Promise<number> {
+    const subscribers = [...(this.channels.get(channel) ?? [])];
+    for (const deliver of subscribers) {
+      deliver(message);
+    }
+    return Promise.resolve(subscribers.length);
+  }
+
+  subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    const subscribers = this.channels.get(channel) ?? new Set();
+    this.channels.set(channel, subscribers);
+    const deliver = (message: string) => onMessage(message);
+    subscribers.add(deliver);
+    return Promise.resolve(() => {
+      subscribers.delete(deliver);
+      return Promise.resolve();
     });
   }
 

@@ -45,9 +45,13 @@ export interface RedisOptions {
 export class RedisKeyValueStore extends KeyValueStore {
   readonly kind = 'redis' as const;
   readonly client: Redis;
+  private readonly prefix: string;
+  private subscriber: Redis | undefined;
+  private readonly subscriptions = new Map<string, Set<(message: string) => void>>();
 
   constructor(options: RedisOptions) {
     super();
+    this.prefix = options.keyPrefix ?? 'tms:';
     this.client = new Redis(options.url, {
       keyPrefix: options.keyPrefix ?? 'tms:',
       connectTimeout: 5_000,
@@ -109,11 +113,50 @@ export class RedisKeyValueStore extends KeyValueStore {
     };
   }
 
+  /** Channels are not prefixed by ioredis: the key prefix is added here, so deployments sharing a Redis stay apart. */
+  async publish(channel: string, message: string): Promise<number> {
+    return this.client.publish(`${this.prefix}${channel}`, message);
+  }
+
+  /**
+   * On a connection of its own, opened on first use (a subscribed connection can do nothing else); ioredis
+   * subscribes again after a reconnect.
+   */
+  async subscribe(channel: string, onMessage: (message: string) => void): Promise<() => Promise<void>> {
+    const name = `${this.prefix}${channel}`;
+    if (!this.subscriber) {
+      const subscriber = this.client.duplicate({ keyPrefix: undefined });
+      subscriber.on('error', () => undefined);
+      subscriber.on('message', (from: string, message: string) => {
+        for (const deliver of this.subscriptions.get(from) ?? []) {
+          deliver(message);
+        }
+      });
+      this.subscriber = subscriber;
+    }
+    const subscribers = this.subscriptions.get(name) ?? new Set();
+    if (!subscribers.size) {
+      await this.subscriber.subscribe(name);
+    }
+    this.subscriptions.set(name, subscribers);
+    subscribers.add(onMessage);
+    return async () => {
+      subscribers.delete(onMessage);
+      if (!subscribers.size) {
+        this.subscriptions.delete(name);
+        await this.subscriber?.unsubscribe(name).catch(() => undefined);
+      }
+    };
+  }
+
   async ping(): Promise<void> {
     await this.client.ping();
   }
 
   async close(): Promise<void> {
+    if (this.subscriber) {
+      await this.subscriber.quit().catch(() => this.subscriber?.disconnect());
+    }
     await this.client.quit().catch(() => this.client.disconnect());
   }
 

@@ -93,4 +93,47 @@ describe.each([
   it('answers a ping', async () => {
     await expect(sut.ping()).resolves.toBeUndefined();
   });
+
+  it('delivers a published message to each subscription, counts them, and stops after an unsubscribe', async () => {
+    const channel = `ch:${randomBytes(4).toString('hex')}`;
+    const first: string[] = [];
+    const second: string[] = [];
+    const stopFirst = await sut.subscribe(channel, (m) => first.push(m));
+    const stopSecond = await sut.subscribe(channel, (m) => second.push(m));
+    const reached = await sut.publish(channel, 'hello');
+    // Redis counts subscribed connections (this store subscribes on one), the embedded store its handlers.
+    expect(reached).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 50 && (first.length < 1 || second.length < 1); i++) {
+      await sleep(10);
+    }
+    expect([first, second]).toEqual([['hello'], ['hello']]);
+    await stopFirst();
+    await sut.publish(channel, 'again');
+    for (let i = 0; i < 50 && second.length < 2; i++) {
+      await sleep(10);
+    }
+    expect([first, second]).toEqual([['hello'], ['hello', 'again']]);
+    await stopSecond();
+    expect(await sut.publish(channel, 'nobody')).toBe(0);
+  });
+});
+
+describe('KeyValueStore channels on Redis', () => {
+  it('keep deployments with other key prefixes apart', async () => {
+    const [a, b] = ['a', 'b'].map(
+      (p) => new RedisKeyValueStore({ url: TEST_REDIS_URL, keyPrefix: `test:kv:${p}${randomBytes(4).toString('hex')}:` }),
+    );
+    try {
+      const heard: string[] = [];
+      await b.subscribe('invalidate', (m) => heard.push(m));
+      expect(await a.publish('invalidate', 'not for b')).toBe(0);
+      expect(await b.publish('invalidate', 'for b')).toBe(1);
+      for (let i = 0; i < 50 && !heard.length; i++) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(heard).toEqual(['for b']);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
 });
