@@ -18,8 +18,10 @@ describe('Revocation across replicas', () => {
 
   const as = (svc: RunningApp, token: string) => ({
     get: (path: string) => request(svc.url).get(path).set('Authorization', `Bearer ${token}`),
-    post: (path: string, body: object) => request(svc.url).post(path).set('Authorization', `Bearer ${token}`).send(body),
-    patch: (path: string, body: object) => request(svc.url).patch(path).set('Authorization', `Bearer ${token}`).send(body),
+    post: (path: string, body: object) =>
+      request(svc.url).post(path).set('Authorization', `Bearer ${token}`).send(body),
+    patch: (path: string, body: object) =>
+      request(svc.url).patch(path).set('Authorization', `Bearer ${token}`).send(body),
     delete: (path: string) => request(svc.url).delete(path).set('Authorization', `Bearer ${token}`),
   });
 
@@ -33,7 +35,11 @@ describe('Revocation across replicas', () => {
     const user = await insertUser(a.dataSource);
     const jwt = (await login(a.url, user.email, user.password)).accessToken;
     for (let i = 0; i < 100; i++) {
-      const key = (await as(a, jwt).post('/api/users/me/api-keys', { name: `key ${i}` }).expect(201)).body;
+      const key = (
+        await as(a, jwt)
+          .post('/api/users/me/api-keys', { name: `key ${i}` })
+          .expect(201)
+      ).body;
       await as(b, key.token).get('/api/auth/me').expect(200);
       await as(a, jwt).delete(`/api/users/me/api-keys/${key.id}`).expect(204);
       const after = await as(b, key.token).get('/api/auth/me');
@@ -45,11 +51,15 @@ describe('Revocation across replicas', () => {
     for (let i = 0; i < 100; i++) {
       const user = await insertUser(a.dataSource);
       const jwt = (await login(a.url, user.email, user.password)).accessToken;
-      const key = (await as(a, jwt).post('/api/users/me/api-keys', { name: 'ci' }).expect(201)).body.token as string;
+      const key = (await as(a, jwt).post('/api/users/me/api-keys', { name: 'ci' }).expect(201)).body
+        .token as string;
       await as(b, jwt).get('/api/auth/me').expect(200);
       await as(b, key).get('/api/auth/me').expect(200);
       await as(a, admin).patch(`/api/admin/users/${user.id}`, { enabled: false }).expect(200);
-      const [byJwt, byKey] = await Promise.all([as(b, jwt).get('/api/auth/me'), as(b, key).get('/api/auth/me')]);
+      const [byJwt, byKey] = await Promise.all([
+        as(b, jwt).get('/api/auth/me'),
+        as(b, key).get('/api/auth/me'),
+      ]);
       expect([i, byJwt.status, byKey.status]).toEqual([i, 401, 401]);
     }
   });
@@ -58,11 +68,15 @@ describe('Revocation across replicas', () => {
     for (let i = 0; i < 20; i++) {
       const user = await insertUser(a.dataSource, { admin: true });
       const jwt = (await login(a.url, user.email, user.password)).accessToken;
-      const key = (await as(a, jwt).post('/api/users/me/api-keys', { name: 'ops' }).expect(201)).body.token as string;
+      const key = (await as(a, jwt).post('/api/users/me/api-keys', { name: 'ops' }).expect(201)).body
+        .token as string;
       await as(b, jwt).get('/api/admin/users').expect(200);
       await as(b, key).get('/api/admin/users').expect(200);
       await as(a, admin).patch(`/api/admin/users/${user.id}`, { admin: false }).expect(200);
-      const [byJwt, byKey] = await Promise.all([as(b, jwt).get('/api/admin/users'), as(b, key).get('/api/admin/users')]);
+      const [byJwt, byKey] = await Promise.all([
+        as(b, jwt).get('/api/admin/users'),
+        as(b, key).get('/api/admin/users'),
+      ]);
       expect([i, byJwt.status, byKey.status]).toEqual([i, 403, 403]);
     }
   });

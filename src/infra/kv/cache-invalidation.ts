@@ -87,12 +87,17 @@ export class CacheInvalidation implements OnModuleInit, OnApplicationShutdown {
     try {
       const waiting = this.pending.get(seq)!;
       // The number of replicas subscribed when Redis delivered it; acknowledgements may come in before it does.
-      waiting.expected = await this.store.publish('invalidate', JSON.stringify({ from: this.replica, seq, event }));
+      waiting.expected = await this.store.publish(
+        'invalidate',
+        JSON.stringify({ from: this.replica, seq, event }),
+      );
       if (waiting.acked >= waiting.expected) {
         waiting.done();
       }
       if (!(await acknowledged)) {
-        this.logger.warn(`an invalidation (${event.kind}) was not acknowledged by every replica within ${ACK_TIMEOUT_MS} ms`);
+        this.logger.warn(
+          `an invalidation (${event.kind}) was not acknowledged by every replica within ${ACK_TIMEOUT_MS} ms`,
+        );
       }
     } finally {
       clearTimeout(timer);
