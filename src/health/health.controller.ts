@@ -1,5 +1,11 @@
 import { Controller, Get, HttpCode, Inject, Optional, Res } from '@nestjs/common';
-import { ApiExcludeEndpoint, ApiOkResponse, ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiExcludeEndpoint,
+  ApiOkResponse,
+  ApiOperation,
+  ApiServiceUnavailableResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Response } from 'express';
 import { DataSource } from 'typeorm';
@@ -28,7 +34,10 @@ export class HealthController {
 
   @Get('api/health')
   @ApiOperation({ summary: 'Liveness: the process runs' })
-  @ApiOkResponse({ schema: { example: { status: 'up', directory: 'up' } }, description: '`directory` (up or down) only with directory login on' })
+  @ApiOkResponse({
+    schema: { example: { status: 'up', directory: 'up' } },
+    description: '`directory` (up or down) only with directory login on',
+  })
   health() {
     // The directory is shown, never a reason to fail: local accounts sign in without it.
     // As last found (by a sign-in or a probe at most every 30 s, in the background): liveness never waits on it.
@@ -36,7 +45,9 @@ export class HealthController {
   }
 
   @Get('api/health/ready')
-  @ApiOperation({ summary: 'Readiness: database, key-value store and (when configured) broker and STOMP relay answer' })
+  @ApiOperation({
+    summary: 'Readiness: database, key-value store and (when configured) broker and STOMP relay answer',
+  })
   @ApiOkResponse({ schema: { example: { status: 'up', components: { database: 'up', kvstore: 'up' } } } })
   @ApiServiceUnavailableResponse({ type: ErrorBody, description: 'Names the part that does not answer' })
   async ready(@Res({ passthrough: true }) res: Response) {
@@ -52,7 +63,8 @@ export class HealthController {
       };
     }
     if (this.relay.kind === 'stomp') {
-      checks.relay = () => (this.relay.isReady() ? Promise.resolve() : Promise.reject(new Error('STOMP relay not connected')));
+      checks.relay = () =>
+        this.relay.isReady() ? Promise.resolve() : Promise.reject(new Error('STOMP relay not connected'));
     }
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => [name, await answers(check)] as const),

@@ -25,7 +25,9 @@ async function serve(metrics: Metrics): Promise<{ url: string; close: () => Prom
 const settled = () => new Promise((resolve) => setTimeout(resolve, 20));
 
 const sample = (text: string, route: string) =>
-  text.split('\n').find((line) => line.startsWith('tms_http_request_duration_seconds_count') && line.includes(route));
+  text
+    .split('\n')
+    .find((line) => line.startsWith('tms_http_request_duration_seconds_count') && line.includes(route));
 
 describe(Metrics.name, () => {
   it('times each request under its route pattern, method and status, never the raw path', async () => {

@@ -46,6 +46,18 @@ export class Metrics implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly loginFailures = new Counter({
+    name: 'tms_login_failures_total',
+    help: 'Failed sign-ins (password, second factor or directory), by reason',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
+  readonly resultsStored = new Counter({
+    name: 'tms_results_stored_total',
+    help: 'Test results stored, through V1, V2 and import',
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'tms_' });
     subscribe(FINISH_CHANNEL, this.onFinish);
@@ -59,6 +71,18 @@ export class Metrics implements OnModuleDestroy {
       registers: [this.registry],
       collect() {
         this.set(read());
+      },
+    });
+  }
+
+  /** Reports a value read elsewhere, at once or asynchronously (e.g. a queue's depth), whenever /metrics is read. */
+  gaugeFrom(name: string, help: string, read: () => number | Promise<number>): void {
+    new Gauge({
+      name,
+      help,
+      registers: [this.registry],
+      async collect() {
+        this.set(await read());
       },
     });
   }

@@ -35,6 +35,7 @@ export class IngestV2Module implements OnApplicationBootstrap {
       'V2 messages this replica moved to the dead-letter queue since it started',
       () => this.queue.deadLettered(),
     );
+    this.metrics.gaugeFrom('tms_ingest_queue_depth', 'V2 messages waiting in the ingest queue', () => this.queue.depth());
     await this.queue.consume((batch) => this.processor.handle(batch), {
       batchSize: BATCH_SIZE,
       maxAttempts: MAX_ATTEMPTS,

@@ -1,4 +1,5 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
+import { Metrics } from '../health/metrics.js';
 import { AccessModule } from '../access/access.module.js';
 import { AuthModule } from '../auth/auth.module.js';
 import { LiveController } from './live.controller.js';
@@ -12,4 +13,17 @@ import { LiveSockets } from './live-sockets.js';
   controllers: [LiveController],
   providers: [LiveGateway, LiveSockets, LiveEvents],
 })
-export class LiveModule {}
+export class LiveModule implements OnModuleInit {
+  constructor(
+    private readonly metrics: Metrics,
+    private readonly sockets: LiveSockets,
+  ) {}
+
+  onModuleInit(): void {
+    this.metrics.gaugeFrom(
+      'tms_ws_connections',
+      'Open WebSocket connections (GET /ws) on this replica',
+      () => this.sockets.size,
+    );
+  }
+}

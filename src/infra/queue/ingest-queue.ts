@@ -71,7 +71,12 @@ export function decodeMessage(text: string): IngestMessage | undefined {
   if (!value || typeof value !== 'object' || typeof (value as { kind?: unknown }).kind !== 'string') {
     return undefined;
   }
-  const { kind, projectId, runUuid, batch } = value as { kind: string; projectId: string; runUuid: string; batch?: { results?: unknown } };
+  const { kind, projectId, runUuid, batch } = value as {
+    kind: string;
+    projectId: string;
+    runUuid: string;
+    batch?: { results?: unknown };
+  };
   if (kind !== 'results' || batch === undefined) {
     return value as IngestMessage;
   }
@@ -125,6 +130,9 @@ export abstract class IngestQueue {
 
   /** Messages moved to the dead-letter queue by this replica since it started (for /metrics). */
   abstract deadLettered(): number;
+
+  /** Messages waiting to be taken (not those being handled); NaN while the queue cannot be asked. */
+  abstract depth(): Promise<number>;
 
   abstract close(): Promise<void>;
 }

@@ -115,7 +115,9 @@ export class PostgresIngestQueue extends IngestQueue {
       return Promise.reject(new Error('This ingest queue already has a consumer'));
     }
     // Each loop claims its own rows (SKIP LOCKED), as consumers in other replicas do.
-    this.loop = Promise.all(Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => this.run(handler, options)));
+    this.loop = Promise.all(
+      Array.from({ length: Math.max(1, options.concurrency ?? 1) }, () => this.run(handler, options)),
+    );
     return Promise.resolve();
   }
 
@@ -133,6 +135,18 @@ export class PostgresIngestQueue extends IngestQueue {
 
   deadLettered(): number {
     return this.deadCount;
+  }
+
+  /** By the partial index of live rows (ix_ingest_queue_live); rows being handled are claimed, still counted. */
+  async depth(): Promise<number> {
+    try {
+      const [{ n }]: { n: string }[] = await this.db.query(
+        'SELECT count(*) AS n FROM ingest_queue WHERE dead_at IS NULL',
+      );
+      return Number(n);
+    } catch {
+      return Number.NaN;
+    }
   }
 
   /** Stops polling and waits for the batch in hand; the DataSource belongs to the caller and stays open. */
@@ -206,8 +220,17 @@ export class PostgresIngestQueue extends IngestQueue {
   }
 
   /** Counts a failed attempt of one row, which becomes dead at `maxAttempts`. */
-  private async fail(id: string, error: unknown, maxAttempts: number, message?: IngestMessage): Promise<void> {
-    const [result] = await this.db.query<{ attempts: number; dead: boolean }[]>(FAIL, [id, errorText(error), maxAttempts]);
+  private async fail(
+    id: string,
+    error: unknown,
+    maxAttempts: number,
+    message?: IngestMessage,
+  ): Promise<void> {
+    const [result] = await this.db.query<{ attempts: number; dead: boolean }[]>(FAIL, [
+      id,
+      errorText(error),
+      maxAttempts,
+    ]);
     if (result?.dead) {
       this.deadCount += 1;
       this.logger.warn(

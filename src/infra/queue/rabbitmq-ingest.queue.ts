@@ -120,6 +120,24 @@ export class RabbitMqIngestQueue extends IngestQueue {
     return this.deadCount;
   }
 
+  /** The queue's ready messages, asked on a channel of its own (a failed check closes its channel). */
+  async depth(): Promise<number> {
+    const model = this.link.current;
+    if (!model) {
+      return Number.NaN;
+    }
+    try {
+      const channel = await model.createChannel();
+      try {
+        return (await channel.checkQueue(this.options.queue)).messageCount;
+      } finally {
+        await channel.close().catch(() => undefined);
+      }
+    } catch {
+      return Number.NaN;
+    }
+  }
+
   /** Stops taking messages, lets the batch in hand finish (and be acked), then closes the connection. */
   async close(): Promise<void> {
     this.stopping = true;

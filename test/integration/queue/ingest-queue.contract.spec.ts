@@ -180,6 +180,8 @@ describe.each([
       const publisher = await replica();
       const messages = Array.from({ length: 12 }, () => runMessage());
       await publishAll(publisher, messages);
+      // The queue's own count (the tms_ingest_queue_depth metric) agrees with the harness's.
+      expect(await publisher.depth()).toBe(12);
       await publisher.close();
       expect((await harness.depth()).live).toBe(12);
 
