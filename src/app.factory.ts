@@ -19,6 +19,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from './common/json-depth.js';
 import type { RawBodyRequest } from './common/raw-body.js';
 import { createValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
+import { finishDocument } from './common/openapi.js';
 import { Metrics } from './health/metrics.js';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
@@ -290,6 +291,7 @@ function bodyErrors(error: unknown, req: Request, res: Response, next: NextFunct
 }
 
 function setUpOpenApi(app: INestApplication): void {
+  const { baseUrl } = app.get(AppConfig).http;
   const document = SwaggerModule.createDocument(
     app,
     new DocumentBuilder()
@@ -299,10 +301,12 @@ function setUpOpenApi(app: INestApplication): void {
           'Authenticate with `Authorization: Bearer <token>`: an access JWT from /api/auth/login, or an API token (`tms_…`).',
       )
       .setVersion('1')
-      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access JWT or API token (tms_…)' })
-      .addCookieAuth('svc_refresh', { type: 'apiKey', in: 'cookie', name: 'svc_refresh' })
+      .addServer(baseUrl, 'This service (SVC_BASE_URL)')
+      .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'Access JWT or API token (tms_…)' }, 'bearer')
+      .addCookieAuth('svc_refresh', { type: 'apiKey', in: 'cookie', name: 'svc_refresh' }, 'svc_refresh')
       .build(),
   );
+  finishDocument(document);
   SwaggerModule.setup('swagger-ui.html', app, document, {
     jsonDocumentUrl: 'v3/api-docs',
     yamlDocumentUrl: 'v3/api-docs.yaml',

@@ -48,6 +48,7 @@ export class ProjectsController {
 
   @Get(':projectId')
   @RequireProjectRole('VIEWER')
+  @ApiOperation({ summary: 'One project, with the caller’s role and its latest run' })
   @ApiOkResponse({ type: ProjectDto })
   get(@Param('projectId') projectId: string, @Req() req: WithRole): Promise<ProjectDto> {
     return this.projects.get(projectId, req.projectRole);

@@ -1,11 +1,14 @@
-import { createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
+import { ApiExtension } from '@nestjs/swagger';
 import type { Request } from 'express';
 import type { AuthUser } from './auth-user.js';
+import { PUBLIC_EXTENSION } from './openapi.js';
 
 export const IS_PUBLIC = 'tms:public';
 
-/** Opts a route out of the global authentication guard. */
-export const Public = (): MethodDecorator & ClassDecorator => SetMetadata(IS_PUBLIC, true);
+/** Opts a route out of the global authentication guard (and marks it public in the OpenAPI document). */
+export const Public = (): MethodDecorator & ClassDecorator =>
+  applyDecorators(SetMetadata(IS_PUBLIC, true), ApiExtension(PUBLIC_EXTENSION, true));
 
 /** The authenticated principal of this request, set by the global guard. */
 export const CurrentUser = createParamDecorator(

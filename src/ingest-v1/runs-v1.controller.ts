@@ -49,6 +49,7 @@ export class RunsV1Controller {
 
   @Get('runs/:runId')
   @RequireProjectRole('VIEWER', 'runId')
+  @ApiOperation({ summary: 'One run with its counts' })
   @ApiOkResponse({ type: RunDto })
   getRun(@Param('runId') runId: string): Promise<RunDto> {
     return this.results.getRun(runId);

@@ -130,7 +130,8 @@ export class ResultItemDto {
   @Validate(IsAttributes)
   attributes?: Record<string, string>;
 
-  @ApiPropertyOptional({ description: 'Retry number, 0 for the first attempt', default: 0 })
+  // No `default` in the schema: generated clients read a property with one as always present, and make it required.
+  @ApiPropertyOptional({ description: 'Retry number: 0 (the first attempt) when left out', minimum: 0, maximum: 1000 })
   @IsOptional()
   @IsInt()
   @Min(0)
