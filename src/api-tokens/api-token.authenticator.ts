@@ -82,7 +82,12 @@ export class ApiTokenAuthenticator {
       return null;
     }
     this.touch(principal.tokenId, now);
-    return { id: principal.userId, admin: principal.admin, via: 'API_TOKEN', credentialId: principal.tokenId };
+    return {
+      id: principal.userId,
+      admin: principal.admin,
+      via: 'API_TOKEN',
+      credentialId: principal.tokenId,
+    };
   }
 
   /** Forgets what this replica cached (after a revocation here; other replicas catch up within a second). */
@@ -108,6 +113,8 @@ export class ApiTokenAuthenticator {
       return;
     }
     this.touched.set(tokenId, now);
-    this.tokens.touch(tokenId).catch((error: unknown) => this.logger.warn(`last-used update failed: ${String(error)}`));
+    this.tokens
+      .touch(tokenId)
+      .catch((error: unknown) => this.logger.warn(`last-used update failed: ${String(error)}`));
   }
 }

@@ -1,5 +1,13 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiCreatedResponse, ApiForbiddenResponse, ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiCreatedResponse,
+  ApiForbiddenResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { AuthUser } from '../common/auth-user.js';
 import { ClientIp, CurrentUser, InteractiveOnly } from '../common/decorators.js';
 import { ErrorBody } from '../common/error-body.js';
@@ -17,9 +25,15 @@ export class ApiTokensController {
   constructor(private readonly tokens: ApiTokensService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Create an API token (Profile → API keys); the token is shown only in this response' })
+  @ApiOperation({
+    summary: 'Create an API token (Profile → API keys); the token is shown only in this response',
+  })
   @ApiCreatedResponse({ type: CreatedApiTokenDto })
-  create(@CurrentUser() user: AuthUser, @Body() dto: CreateApiTokenDto, @ClientIp() ip: string): Promise<CreatedApiTokenDto> {
+  create(
+    @CurrentUser() user: AuthUser,
+    @Body() dto: CreateApiTokenDto,
+    @ClientIp() ip: string,
+  ): Promise<CreatedApiTokenDto> {
     return this.tokens.create(user, dto, ip);
   }
 

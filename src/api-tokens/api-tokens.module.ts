@@ -11,6 +11,6 @@ import { ApiTokensService } from './api-tokens.service.js';
   imports: [TypeOrmModule.forFeature([ApiTokenEntity])],
   controllers: [ApiTokensController],
   providers: [ApiTokensRepository, ApiTokenAuthenticator, ApiTokenStrategy, ApiTokensService],
-  exports: [ApiTokensRepository, ApiTokenAuthenticator],
+  exports: [ApiTokensRepository, ApiTokenAuthenticator, ApiTokenStrategy],
 })
 export class ApiTokensModule {}

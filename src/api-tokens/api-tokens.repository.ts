@@ -15,11 +15,16 @@ export interface TokenPrincipal {
 export class ApiTokensRepository {
   constructor(@InjectRepository(ApiTokenEntity) private readonly tokens: Repository<ApiTokenEntity>) {}
 
-  create(token: Pick<ApiTokenEntity, 'userId' | 'name' | 'prefix' | 'tokenHash' | 'expiresAt'>): Promise<ApiTokenEntity> {
+  create(
+    token: Pick<ApiTokenEntity, 'userId' | 'name' | 'prefix' | 'tokenHash' | 'expiresAt'>,
+  ): Promise<ApiTokenEntity> {
     return this.tokens.save(this.tokens.create(token));
   }
 
-  listOf(userId: string, page: PageRequest<'createdAt' | 'name' | 'lastUsedAt'>): Promise<[ApiTokenEntity[], number]> {
+  listOf(
+    userId: string,
+    page: PageRequest<'createdAt' | 'name' | 'lastUsedAt'>,
+  ): Promise<[ApiTokenEntity[], number]> {
     const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
     return this.tokens.findAndCount({
       where: { userId },
@@ -44,14 +49,17 @@ export class ApiTokensRepository {
 
   /** The token's owner, when the token exists and its owner is enabled: one indexed lookup. */
   async principalByHash(tokenHash: string): Promise<TokenPrincipal | null> {
-    const rows: { id: string; user_id: string; admin: boolean; expires_at: Date | null }[] = await this.tokens.query(
-      `SELECT t.id, t.user_id, u.admin, t.expires_at
+    const rows: { id: string; user_id: string; admin: boolean; expires_at: Date | null }[] =
+      await this.tokens.query(
+        `SELECT t.id, t.user_id, u.admin, t.expires_at
          FROM api_tokens t JOIN users u ON u.id = t.user_id
         WHERE t.token_hash = $1 AND u.enabled`,
-      [tokenHash],
-    );
+        [tokenHash],
+      );
     const row = rows[0];
-    return row ? { tokenId: String(row.id), userId: String(row.user_id), admin: row.admin, expiresAt: row.expires_at } : null;
+    return row
+      ? { tokenId: String(row.id), userId: String(row.user_id), admin: row.admin, expiresAt: row.expires_at }
+      : null;
   }
 
   /** Records use at most once a minute per token, whatever the request rate. */

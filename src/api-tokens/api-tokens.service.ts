@@ -34,13 +34,21 @@ export class ApiTokensService {
       tokenHash: ApiTokenAuthenticator.hash(token),
       expiresAt,
     });
-    this.audit({ type: 'API_TOKEN_CREATED', actorId: user.id, ip, target: `api-token:${saved.id}`, details: { name: saved.name } });
+    this.audit({
+      type: 'API_TOKEN_CREATED',
+      actorId: user.id,
+      ip,
+      target: `api-token:${saved.id}`,
+      details: { name: saved.name },
+    });
     const { lastUsedAt: _unused, ...dtoFields } = toApiTokenDto(saved);
     return { ...dtoFields, token };
   }
 
   async list(user: AuthUser, query: PageQueryDto): Promise<Page<ApiTokenDto>> {
-    const page = pageRequest(query, ['createdAt', 'name', 'lastUsedAt'] as const, [{ field: 'createdAt', direction: 'DESC' }]);
+    const page = pageRequest(query, ['createdAt', 'name', 'lastUsedAt'] as const, [
+      { field: 'createdAt', direction: 'DESC' },
+    ]);
     const [rows, total] = await this.tokens.listOf(user.id, page);
     return toPage(rows.map(toApiTokenDto), total, page);
   }
@@ -51,7 +59,13 @@ export class ApiTokensService {
       throw AppError.notFound(`API key ${id} not found`);
     }
     await this.authenticator.revoked(token.tokenHash);
-    this.audit({ type: 'API_TOKEN_REVOKED', actorId: user.id, ip, target: `api-token:${id}`, details: { name: token.name } });
+    this.audit({
+      type: 'API_TOKEN_REVOKED',
+      actorId: user.id,
+      ip,
+      target: `api-token:${id}`,
+      details: { name: token.name },
+    });
   }
 
   private audit(record: AuditRecord): void {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
+import type { Request } from 'express';
 import { JwtService } from '@nestjs/jwt';
-import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { AppConfig } from '../config/app-config.js';
+import { JwtStrategy } from './jwt.strategy.js';
 
 const VERIFIED_MAX = 10_000;
 /** How far ahead of this replica's clock a token's `iat` may be (another replica's clock). */
@@ -17,7 +18,7 @@ const USER_ID = /^[1-9]\d{0,17}$/;
  * one was accepted forever), an `iat` not in the future beyond the skew, and a `jti`. Anything else is a 401,
  * never a 400 from a value the database cannot take.
  */
-function isIssuedClaims(claims: Partial<AccessClaims>): claims is AccessClaims {
+export function isIssuedClaims(claims: Partial<AccessClaims>): claims is AccessClaims {
   return (
     claims.typ === 'access' &&
     typeof claims.sub === 'string' &&
@@ -47,10 +48,21 @@ interface VerifiedToken {
   exp: number;
 }
 
+/** A fresh principal object for every request: the guard sets `admin` on the one it gets. */
+function principalOf(known: VerifiedToken): AccessPrincipal {
+  return { user: { id: known.id, admin: false, via: 'JWT', credentialId: known.jti }, exp: known.exp };
+}
+
 export interface IssuedAccessToken {
   accessToken: string;
   tokenType: 'Bearer';
   expiresIn: number;
+}
+
+/** The principal of an access token, and when the token expires (epoch seconds). */
+export interface AccessPrincipal {
+  user: AuthUser;
+  exp: number;
 }
 
 @Injectable()
@@ -58,49 +70,36 @@ export class AccessTokenService {
   constructor(
     private readonly jwt: JwtService,
     private readonly config: AppConfig,
+    private readonly strategy: JwtStrategy,
   ) {}
 
   /**
-   * The principal of a valid access token (HS256 only, unexpired, of type `access`); throws 401 otherwise.
-   * A token whose signature was checked once is remembered until it expires: the HMAC was the largest single
-   * cost of an authenticated request, and a remembered token is still only ever matched by its exact text.
-   * Remembered under its signature, the text's last segment: hashing 43 characters instead of the whole token
-   * for the look-up saved a tenth of GET /me's own time; the whole text is then compared.
+   * The principal of a valid access token (HS256 only, unexpired, of type `access`), verified by its Passport
+   * strategy (JwtStrategy); rejects with a 401 otherwise. A token the strategy accepted once is remembered until
+   * it expires, and answered at once (no promise turn): the HMAC was the largest single cost of an authenticated
+   * request, and a remembered token is still only ever matched by its exact text. Remembered under its signature,
+   * the text's last segment: hashing 43 characters instead of the whole token for the look-up saved a tenth of
+   * GET /me's own time; the whole text is then compared.
    */
-  verify(token: string): AuthUser {
-    return this.verifyWithExpiry(token).user;
-  }
-
-  /** As verify, with the token's expiry (epoch seconds): a WebSocket authenticated with it is closed then. */
-  verifyWithExpiry(token: string): { user: AuthUser; exp: number } {
+  verify(token: string): AccessPrincipal | Promise<AccessPrincipal> {
     const signature = token.slice(token.lastIndexOf('.') + 1);
-    let known = this.verified.get(signature);
-    if (!known || known.token !== token || known.exp * 1000 <= Date.now()) {
-      known = this.verifySignature(token);
+    const known = this.verified.get(signature);
+    if (known && known.token === token && known.exp * 1000 > Date.now()) {
+      return principalOf(known);
+    }
+    const req = { headers: { authorization: `Bearer ${token}` } } as Request;
+    return this.strategy.verify(req).then((claims) => {
+      const verified: VerifiedToken = { token, id: claims.sub, jti: claims.jti, exp: claims.exp };
       if (this.verified.size >= VERIFIED_MAX) {
         this.verified.clear();
       }
-      this.verified.set(signature, known);
-    }
-    return { user: { id: known.id, admin: false, via: 'JWT', credentialId: known.jti }, exp: known.exp };
+      this.verified.set(signature, verified);
+      return principalOf(verified);
+    });
   }
 
   /** Checked tokens by signature. */
   private readonly verified = new Map<string, VerifiedToken>();
-
-  private verifySignature(token: string): VerifiedToken {
-    let claims: AccessClaims;
-    try {
-      claims = this.jwt.verify<AccessClaims>(token);
-    } catch (error) {
-      const expired = (error as { name?: string }).name === 'TokenExpiredError';
-      throw AppError.unauthenticated(expired ? 'The access token has expired; refresh it' : 'The access token is invalid');
-    }
-    if (!isIssuedClaims(claims)) {
-      throw AppError.unauthenticated('The access token is invalid');
-    }
-    return { token, id: claims.sub, jti: claims.jti, exp: claims.exp };
-  }
 
   async issue(userId: string): Promise<IssuedAccessToken> {
     const expiresIn = this.config.auth.accessTtlSeconds;

@@ -39,11 +39,17 @@ export class AuthController {
   @ApiOperation({ summary: 'Sign in; sets the rotating refresh cookie `svc_refresh`' })
   @ApiExtraModels(TokenResponseDto, TwoFactorChallengeDto)
   @ApiOkResponse({
-    description: 'Signed in, or, with two-factor active, a challenge for POST /api/auth/2fa/verify (no cookie, no access)',
-    schema: { oneOf: [{ $ref: getSchemaPath(TokenResponseDto) }, { $ref: getSchemaPath(TwoFactorChallengeDto) }] },
+    description:
+      'Signed in, or, with two-factor active, a challenge for POST /api/auth/2fa/verify (no cookie, no access)',
+    schema: {
+      oneOf: [{ $ref: getSchemaPath(TokenResponseDto) }, { $ref: getSchemaPath(TwoFactorChallengeDto) }],
+    },
   })
   @ApiUnauthorizedResponse({ type: ErrorBody, description: 'Wrong user name or password' })
-  @ApiTooManyRequestsResponse({ type: ErrorBody, description: '60 attempts per minute per client; Retry-After: 60' })
+  @ApiTooManyRequestsResponse({
+    type: ErrorBody,
+    description: '60 attempts per minute per client; Retry-After: 60',
+  })
   async login(
     @Body() dto: LoginDto,
     @ClientIp() ip: string,
@@ -60,11 +66,18 @@ export class AuthController {
   @ApiTags('Two-factor authentication')
   @ApiOperation({
     summary: 'Second login step: the 6-digit code or one unused recovery code; sets the refresh cookie',
-    description: 'A code accepted once is refused in its time step (no replay). 5 attempts per minute per user.',
+    description:
+      'A code accepted once is refused in its time step (no replay). 5 attempts per minute per user.',
   })
   @ApiOkResponse({ type: TokenResponseDto })
-  @ApiUnauthorizedResponse({ type: ErrorBody, description: 'Wrong code, or the challenge is invalid, expired or used' })
-  @ApiTooManyRequestsResponse({ type: ErrorBody, description: '5 attempts per minute per user; Retry-After: 60' })
+  @ApiUnauthorizedResponse({
+    type: ErrorBody,
+    description: 'Wrong code, or the challenge is invalid, expired or used',
+  })
+  @ApiTooManyRequestsResponse({
+    type: ErrorBody,
+    description: '5 attempts per minute per user; Retry-After: 60',
+  })
   async verifyTwoFactor(
     @Body() dto: TwoFactorVerifyDto,
     @ClientIp() ip: string,
@@ -81,7 +94,10 @@ export class AuthController {
   @ApiCookieAuth('svc_refresh')
   @ApiOperation({ summary: 'New access token from the refresh cookie, which is rotated' })
   @ApiOkResponse({ type: TokenResponseDto })
-  @ApiUnauthorizedResponse({ type: ErrorBody, description: 'Missing, expired, revoked or reused; cookie cleared' })
+  @ApiUnauthorizedResponse({
+    type: ErrorBody,
+    description: 'Missing, expired, revoked or reused; cookie cleared',
+  })
   async refresh(
     @Req() req: Request,
     @ClientIp() ip: string,

@@ -11,7 +11,7 @@ import { AccessTokenService } from './access-token.service.js';
 import { AuthController } from './auth.controller.js';
 import { AuthService } from './auth.service.js';
 import { AuthenticationGuard } from './authentication.guard.js';
-import { ApiTokenAuthGuard } from './api-token-auth.guard.js';
+import { JwtStrategy } from './jwt.strategy.js';
 import { jwtKey } from './jwt-key.js';
 import { ClientLimits } from './client-limits.js';
 import { RefreshTokenService } from './refresh-token.service.js';
@@ -38,7 +38,7 @@ import { SameSiteGuard } from './same-site.guard.js';
     AuthService,
     AccessTokenService,
     RefreshTokenService,
-    ApiTokenAuthGuard,
+    JwtStrategy,
     ClientLimits,
     SameSiteGuard,
     AuthenticationGuard,

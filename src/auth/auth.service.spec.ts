@@ -15,7 +15,12 @@ import type { TwoFactorService } from '../two-factor/two-factor.service.js';
 
 describe(AuthService.name, () => {
   const user = makeUser({ id: '5', email: 'ada@example.com', passwordHash: 'hash' });
-  const guarded = makeUser({ id: '6', email: 'grace@example.com', passwordHash: 'hash', twoFactorEnabled: true });
+  const guarded = makeUser({
+    id: '6',
+    email: 'grace@example.com',
+    passwordHash: 'hash',
+    twoFactorEnabled: true,
+  });
   const challenge = { twoFactorRequired: true as const, challengeToken: 'challenge', expiresIn: 300 };
   let accessTokens: { issue: ReturnType<typeof jest.fn> };
   let kv: MemoryKeyValueStore;
@@ -25,10 +30,17 @@ describe(AuthService.name, () => {
 
   beforeEach(() => {
     kv = new MemoryKeyValueStore();
-    hasher = { verify: jest.fn(async (_h: string, p: string) => p === 'right'), verifyDummy: jest.fn(async () => false) };
+    hasher = {
+      verify: jest.fn(async (_h: string, p: string) => p === 'right'),
+      verifyDummy: jest.fn(async () => false),
+    };
     events = { emit: jest.fn() };
-    const users = { findByEmail: jest.fn(async (e: string) => [user, guarded].find((u) => u.email === e) ?? null) };
-    accessTokens = { issue: jest.fn(async () => ({ accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 })) };
+    const users = {
+      findByEmail: jest.fn(async (e: string) => [user, guarded].find((u) => u.email === e) ?? null),
+    };
+    accessTokens = {
+      issue: jest.fn(async () => ({ accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 })),
+    };
     sut = new AuthService(
       users as unknown as UsersRepository,
       { get: users.findByEmail } as unknown as UserCache,
@@ -53,7 +65,10 @@ describe(AuthService.name, () => {
 
   it('signs in with the email in any case and records the success', async () => {
     const signedIn = await sut.login({ username: ' ADA@example.com ', password: 'right' }, '1.2.3.4');
-    expect(signedIn).toEqual({ access: expect.objectContaining({ accessToken: 'jwt' }), refreshToken: 'refresh' });
+    expect(signedIn).toEqual({
+      access: expect.objectContaining({ accessToken: 'jwt' }),
+      refreshToken: 'refresh',
+    });
     expect(events.emit).toHaveBeenCalledWith(
       'audit.record',
       expect.objectContaining({ type: 'LOGIN_SUCCESS', actorId: '5', ip: '1.2.3.4' }),
@@ -72,6 +87,9 @@ describe(AuthService.name, () => {
   it('answers a passing password step of a two-factor user with a challenge only: no tokens, no success yet', async () => {
     await expect(sut.login({ username: guarded.email, password: 'right' }, 'ip')).resolves.toEqual(challenge);
     expect(accessTokens.issue).not.toHaveBeenCalled();
-    expect(events.emit).not.toHaveBeenCalledWith('audit.record', expect.objectContaining({ type: 'LOGIN_SUCCESS' }));
+    expect(events.emit).not.toHaveBeenCalledWith(
+      'audit.record',
+      expect.objectContaining({ type: 'LOGIN_SUCCESS' }),
+    );
   });
 });

@@ -51,9 +51,14 @@ export class AuthService {
     const failuresKey = `login-failures:${username}`;
     const failures = Number((await this.kv.get(failuresKey)) ?? 0);
     if (failures >= this.config.auth.loginFailuresPerAccountHour) {
-      this.audit(rateLimitAudit(ip, 'POST /api/auth/login', { scope: 'account', failures }, { email: username }));
+      this.audit(
+        rateLimitAudit(ip, 'POST /api/auth/login', { scope: 'account', failures }, { email: username }),
+      );
       // The counter's own lifetime: the lock lasts until the hour of failures has passed.
-      throw rateLimitedFor(await this.kv.ttlSeconds(failuresKey), 'Too many failed sign-ins for this account');
+      throw rateLimitedFor(
+        await this.kv.ttlSeconds(failuresKey),
+        'Too many failed sign-ins for this account',
+      );
     }
 
     let user = await this.users.findByEmail(username);
@@ -86,15 +91,28 @@ export class AuthService {
   async verifyTwoFactor(dto: TwoFactorVerifyDto, ip: string): Promise<SignedIn> {
     const { user, method } = await this.twoFactor.completeChallenge(dto.challengeToken, dto.code, ip);
     await this.kv.delete(`login-failures:${user.email}`);
-    this.audit({ type: 'LOGIN_SUCCESS', actorId: user.id, actorEmail: user.email, ip, details: { secondFactor: method } });
+    this.audit({
+      type: 'LOGIN_SUCCESS',
+      actorId: user.id,
+      actorEmail: user.email,
+      ip,
+      details: { secondFactor: method },
+    });
     return this.signIn(user.id);
   }
 
   async refresh(token: string | undefined, ip: string): Promise<SignedIn> {
     const outcome = await this.refreshTokens.rotate(token);
     if (outcome.kind === 'reused') {
-      this.audit({ type: 'REFRESH_TOKEN_REUSE', actorId: outcome.userId, ip, details: { familyRevoked: true } });
-      throw AppError.unauthenticated('This refresh token was already used; its sessions are revoked, sign in again');
+      this.audit({
+        type: 'REFRESH_TOKEN_REUSE',
+        actorId: outcome.userId,
+        ip,
+        details: { familyRevoked: true },
+      });
+      throw AppError.unauthenticated(
+        'This refresh token was already used; its sessions are revoked, sign in again',
+      );
     }
     if (outcome.kind === 'invalid') {
       throw AppError.unauthenticated('The refresh token is missing, expired or revoked; sign in again');

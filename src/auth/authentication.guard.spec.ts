@@ -2,14 +2,14 @@ import { jest } from '@jest/globals';
 import type { ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { makeUser } from '../../test/factories/user.factory.js';
+import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { AdminOnly, InteractiveOnly, Public } from '../common/decorators.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UserCache } from '../users/user-cache.js';
 import type { UsersRepository } from '../users/users.repository.js';
 import type { AccessTokenService } from './access-token.service.js';
-import type { ApiTokenAuthenticator } from '../api-tokens/api-token.authenticator.js';
-import type { ApiTokenAuthGuard } from './api-token-auth.guard.js';
+import type { ApiTokenStrategy } from '../api-tokens/api-token.strategy.js';
 import { AuthenticationGuard } from './authentication.guard.js';
 import { CacheInvalidation } from '../infra/kv/cache-invalidation.js';
 import { MemoryKeyValueStore } from '../infra/kv/memory-key-value.store.js';
@@ -33,7 +33,11 @@ class PublicClass {
 }
 
 function contextFor(controller: object, handler: () => void, authorization?: string): ExecutionContext {
-  const req = { url: '/x', rawHeaders: authorization ? ['Authorization', authorization] : [], headers: { authorization } };
+  const req = {
+    url: '/x',
+    rawHeaders: authorization ? ['Authorization', authorization] : [],
+    headers: { authorization },
+  };
   return {
     getType: () => 'http',
     getHandler: () => handler,
@@ -50,7 +54,7 @@ describe(AuthenticationGuard.name, () => {
   let stored: Map<string, UserEntity | null>;
   let userCache: UserCache;
   let reflector: Reflector;
-  let apiToken: { canActivate: ReturnType<typeof jest.fn> };
+  let apiToken: { authenticateRequest: ReturnType<typeof jest.fn> };
   let sut: AuthenticationGuard;
 
   beforeEach(() => {
@@ -65,29 +69,25 @@ describe(AuthenticationGuard.name, () => {
       new CacheInvalidation(new MemoryKeyValueStore()),
     );
     const accessTokens = {
-      verify: (token: string): AuthUser => accessTokens.verifyWithExpiry(token).user,
-      verifyWithExpiry: (token: string) => ({
+      verify: (token: string) => ({
         user: { id: token.replace('jwt-', ''), admin: false, via: 'JWT' as const, credentialId: 'j' },
         exp: 1_900_000_000,
       }),
     };
-    const apiTokens = {
-      authenticate: async (token: string): Promise<AuthUser | null> =>
-        token === 'tms_good' ? { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' } : null,
-    };
     apiToken = {
-      canActivate: jest.fn(async (context: ExecutionContext) => {
-        requestOf(context).user = { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' };
-        return true;
+      authenticateRequest: jest.fn(async (req: { headers: { authorization?: string } }): Promise<AuthUser> => {
+        if (req.headers.authorization === 'Bearer tms_revoked') {
+          throw AppError.unauthenticated('The API token is invalid, expired or revoked');
+        }
+        return { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' };
       }),
     };
     reflector = new Reflector();
     sut = new AuthenticationGuard(
       reflector,
       accessTokens as unknown as AccessTokenService,
-      apiToken as unknown as ApiTokenAuthGuard,
+      apiToken as unknown as ApiTokenStrategy,
       userCache,
-      apiTokens as unknown as ApiTokenAuthenticator,
     );
   });
   afterEach(() => jest.useRealTimers());
@@ -98,7 +98,9 @@ describe(AuthenticationGuard.name, () => {
   });
 
   it('refuses a guarded route without a credential', () => {
-    expect(() => sut.canActivate(contextFor(Things, Things.prototype.list))).toThrow('Authentication is required');
+    expect(() => sut.canActivate(contextFor(Things, Things.prototype.list))).toThrow(
+      'Authentication is required',
+    );
   });
 
   it('reads the user row the first time and answers synchronously while it is cached, with the same outcome', async () => {
@@ -148,11 +150,13 @@ describe(AuthenticationGuard.name, () => {
 
   it('keeps API tokens out of @InteractiveOnly routes', async () => {
     await userCache.get(person.id);
-    await expect(sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer tms_abc'))).rejects.toThrow(
-      'API tokens cannot manage',
+    await expect(
+      sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer tms_abc')),
+    ).rejects.toThrow('API tokens cannot manage');
+    await expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer tms_abc'))).resolves.toBe(
+      true,
     );
-    await expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer tms_abc'))).resolves.toBe(true);
-    expect(apiToken.canActivate).toHaveBeenCalledTimes(2);
+    expect(apiToken.authenticateRequest).toHaveBeenCalledTimes(2);
     expect(sut.canActivate(contextFor(Things, Things.prototype.keys, 'Bearer jwt-7'))).toBe(true);
   });
 
@@ -164,7 +168,7 @@ describe(AuthenticationGuard.name, () => {
       });
     });
 
-    it('takes an API token through the authenticator, without an expiry', async () => {
+    it('takes an API token through its strategy, without an expiry', async () => {
       const { user, expiresAt } = await sut.authenticateToken('tms_good');
       expect(user).toEqual(expect.objectContaining({ id: person.id, via: 'API_TOKEN' }));
       expect(expiresAt).toBeUndefined();
@@ -173,7 +177,9 @@ describe(AuthenticationGuard.name, () => {
 
     it('refuses the token of a disabled or deleted account', async () => {
       stored.set(person.id, { ...person, enabled: false });
-      await expect(sut.authenticateToken(`jwt-${person.id}`)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+      await expect(sut.authenticateToken(`jwt-${person.id}`)).rejects.toMatchObject({
+        code: 'UNAUTHENTICATED',
+      });
       await expect(sut.authenticateToken('jwt-999')).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
     });
   });

@@ -7,8 +7,7 @@ import { ADMIN_ONLY, INTERACTIVE_ONLY, IS_PUBLIC } from '../common/decorators.js
 import { UserCache } from '../users/user-cache.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { AccessTokenService } from './access-token.service.js';
-import { ApiTokenAuthenticator } from '../api-tokens/api-token.authenticator.js';
-import { ApiTokenAuthGuard } from './api-token-auth.guard.js';
+import { ApiTokenStrategy } from '../api-tokens/api-token.strategy.js';
 
 export const API_TOKEN_PREFIX = 'tms_';
 
@@ -23,10 +22,12 @@ interface RoutePolicy {
 const OPEN_ROUTE: RoutePolicy = { isPublic: false, interactiveOnly: false, adminOnly: false };
 
 /**
- * The global guard: every route needs a credential unless it is marked @Public(). The Bearer value's shape
- * picks the path (API tokens start with `tms_` and go through their Passport strategy; anything else is an
- * access JWT, verified here with @nestjs/jwt: Passport's wrapping cost ~20% of a small request's time);
- * sending credentials two ways on one request is refused, and tokens in query strings are never accepted.
+ * The global guard: every route needs a credential unless it is marked @Public(). The Bearer value's shape picks
+ * the Passport strategy: API tokens start with `tms_` (ApiTokenStrategy, passport-http-bearer), anything else is an
+ * access JWT (JwtStrategy, passport-jwt; a token it accepted is remembered until it expires, see
+ * AccessTokenService.verify). The strategies run through runStrategy, not a Passport middleware built per request
+ * (that wrapping cost ~20% of a small request's time). Sending credentials two ways on one request is refused, and
+ * tokens in query strings are never accepted. Directory sign-in is LdapStrategy's, on POST /api/auth/login.
  */
 @Injectable()
 export class AuthenticationGuard implements CanActivate {
@@ -36,9 +37,8 @@ export class AuthenticationGuard implements CanActivate {
   constructor(
     private readonly reflector: Reflector,
     private readonly accessTokens: AccessTokenService,
-    private readonly apiToken: ApiTokenAuthGuard,
+    private readonly apiTokens: ApiTokenStrategy,
     private readonly userCache: UserCache,
-    private readonly apiTokens: ApiTokenAuthenticator,
   ) {}
 
   /** Synchronous when the credential is an access JWT and its user row is cached: the common request. */
@@ -53,7 +53,9 @@ export class AuthenticationGuard implements CanActivate {
       return true;
     }
     if (inQuery) {
-      throw AppError.unauthenticated('Tokens in the query string are not accepted: use the Authorization header');
+      throw AppError.unauthenticated(
+        'Tokens in the query string are not accepted: use the Authorization header',
+      );
     }
     if (!header) {
       throw AppError.unauthenticated('Authentication is required: send Authorization: Bearer <token>');
@@ -63,10 +65,19 @@ export class AuthenticationGuard implements CanActivate {
       throw AppError.unauthenticated('Send credentials as Authorization: Bearer <token>');
     }
     if (value.startsWith(API_TOKEN_PREFIX)) {
-      // Passport's guard resolves (or throws) once the token is looked up; it never answers false.
-      return (this.apiToken.canActivate(context) as Promise<boolean>).then(() => this.authorize(req, policy));
+      return this.apiTokens.authenticateRequest(req).then((user) => {
+        req.user = user;
+        return this.authorize(req, policy);
+      });
     }
-    req.user = this.accessTokens.verify(value);
+    const verified = this.accessTokens.verify(value);
+    if (verified instanceof Promise) {
+      return verified.then(({ user }) => {
+        req.user = user;
+        return this.authorize(req, policy);
+      });
+    }
+    req.user = verified.user;
     return this.authorize(req, policy);
   }
 
@@ -80,21 +91,19 @@ export class AuthenticationGuard implements CanActivate {
   }
 
   /**
-   * A bare token (the WebSocket's `auth` message), by the rules of a request's Bearer value: an API token through
-   * the code of its Passport strategy (ApiTokenAuthenticator), an access JWT verified here, then the account's
-   * state. Resolves with the principal and, for a JWT, when it expires (epoch ms); throws AppError 401 otherwise.
+   * A bare token (the WebSocket's `auth` message), by the rules of a request's Bearer value and through the same
+   * strategies, then the account's state. Resolves with the principal and, for a JWT, when it expires (epoch ms);
+   * throws AppError 401 otherwise.
    */
   async authenticateToken(token: string): Promise<{ user: AuthUser; expiresAt?: number }> {
     let user: AuthUser;
     let expiresAt: number | undefined;
     if (token.startsWith(API_TOKEN_PREFIX)) {
-      const found = await this.apiTokens.authenticate(token);
-      if (!found) {
-        throw AppError.unauthenticated('The API token is invalid, expired or revoked');
-      }
-      user = found;
+      user = await this.apiTokens.authenticateRequest({
+        headers: { authorization: `Bearer ${token}` },
+      } as Request);
     } else {
-      const verified = this.accessTokens.verifyWithExpiry(token);
+      const verified = await this.accessTokens.verify(token);
       user = verified.user;
       expiresAt = verified.exp * 1000;
     }
@@ -112,8 +121,13 @@ export class AuthenticationGuard implements CanActivate {
     }
     let policy = byHandler.get(handler);
     if (!policy) {
-      const flag = (key: string) => this.reflector.getAllAndOverride<boolean>(key, [handler, controller]) === true;
-      policy = { isPublic: flag(IS_PUBLIC), interactiveOnly: flag(INTERACTIVE_ONLY), adminOnly: flag(ADMIN_ONLY) };
+      const flag = (key: string) =>
+        this.reflector.getAllAndOverride<boolean>(key, [handler, controller]) === true;
+      policy = {
+        isPublic: flag(IS_PUBLIC),
+        interactiveOnly: flag(INTERACTIVE_ONLY),
+        adminOnly: flag(ADMIN_ONLY),
+      };
       byHandler.set(handler, policy);
     }
     return policy;

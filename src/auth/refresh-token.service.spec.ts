@@ -28,7 +28,10 @@ describe(RefreshTokenService.name, () => {
     const token = await sut.issue('7');
     const outcomes = await Promise.all(Array.from({ length: 8 }, () => sut.rotate(token)));
     expect(outcomes.filter((o) => o.kind === 'rotated').length).toBeLessThanOrEqual(1);
-    expect(outcomes.filter((o) => o.kind === 'rotated').length + outcomes.filter((o) => o.kind !== 'rotated').length).toBe(8);
+    expect(
+      outcomes.filter((o) => o.kind === 'rotated').length +
+        outcomes.filter((o) => o.kind !== 'rotated').length,
+    ).toBe(8);
   });
 
   it.each([undefined, '', 'garbage', 'a.b', `${'a'.repeat(22)}.${'b'.repeat(43)}`])(

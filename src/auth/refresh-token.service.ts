@@ -66,7 +66,12 @@ export class RefreshTokenService {
       await this.kv.delete(key);
       return { kind: 'reused', userId: state.u, familyId: parsed.familyId };
     }
-    return { kind: 'rotated', userId: state.u, token: `${parsed.familyId}.${secret}`, familyId: parsed.familyId };
+    return {
+      kind: 'rotated',
+      userId: state.u,
+      token: `${parsed.familyId}.${secret}`,
+      familyId: parsed.familyId,
+    };
   }
 
   /** Revokes the token's family; returns its user when the token named a live family. */

@@ -11,7 +11,10 @@ export class CreateApiTokenDto {
   @IsStorableText()
   name: string;
 
-  @ApiPropertyOptional({ example: '2027-01-01T00:00:00.000Z', description: 'When the token stops working; never when absent' })
+  @ApiPropertyOptional({
+    example: '2027-01-01T00:00:00.000Z',
+    description: 'When the token stops working; never when absent',
+  })
   @IsOptional()
   @IsTimestamp()
   expiresAt?: string;
