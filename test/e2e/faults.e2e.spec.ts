@@ -2,11 +2,10 @@ import { generate } from 'otplib';
 import { Client } from 'pg';
 import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
-import { RunningApp, startApp } from '../support/app.js';
-import { createTestDatabase, TestDatabase } from '../support/database.js';
+import type { RunningApp } from '../support/app.js';
 import { eventually, login, refreshCookieFrom } from '../support/http.js';
-import { TEST_REDIS_URL } from '../support/services.js';
-import { endpointOf, TcpProxy } from '../support/tcp-proxy.js';
+import { ProxiedApp, startProxiedApp } from '../support/proxied-app.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 
 const PERIOD = 30;
 /** The current TOTP step, once at least `margin` seconds remain in it (a code must not expire in flight). */
@@ -25,31 +24,16 @@ async function settledStep(margin = 8): Promise<number> {
  * the outcome it expects.
  */
 describe('Faults: Redis and PostgreSQL restarted under load', () => {
-  let database: TestDatabase;
+  let proxied: ProxiedApp;
+  let svc: RunningApp;
   let pgProxy: TcpProxy;
   let kvProxy: TcpProxy;
-  let svc: RunningApp;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    pgProxy = new TcpProxy(endpointOf(database.url, 5432));
-    kvProxy = new TcpProxy(endpointOf(TEST_REDIS_URL, 6379));
-    await pgProxy.start();
-    await kvProxy.start();
-    svc = await startApp({
-      SVC_DB_URL: pgProxy.through(database.url),
-      SVC_KVSTORE_URL: kvProxy.through(TEST_REDIS_URL),
-      SVC_LOGIN_RATE_PER_MINUTE: '100000',
-    });
+    proxied = await startProxiedApp({ SVC_LOGIN_RATE_PER_MINUTE: '100000' });
+    ({ svc, pgProxy, kvProxy } = proxied);
   });
-  afterAll(async () => {
-    await pgProxy.restore().catch(() => undefined);
-    await kvProxy.restore().catch(() => undefined);
-    await svc?.close();
-    await pgProxy.cut();
-    await kvProxy.cut();
-    await database?.drop();
-  });
+  afterAll(() => proxied?.stop());
 
   it('Redis restarted while people sign in: refresh and two-factor fail closed, never a second valid family, and work again', async () => {
     const user = await insertUser(svc.dataSource);
@@ -170,7 +154,7 @@ describe('Faults: Redis and PostgreSQL restarted under load', () => {
     }
 
     // Straight from PostgreSQL: each batch is stored whole or not at all, and whole when it was answered 201.
-    const pg = new Client({ connectionString: database.url });
+    const pg = new Client({ connectionString: proxied.database.url });
     await pg.connect();
     try {
       const rows: { suite: string; n: string }[] = (

@@ -1,38 +1,23 @@
 import request from 'supertest';
-import { ADMIN_EMAIL, ADMIN_PASSWORD, RunningApp, startApp } from '../support/app.js';
-import { createTestDatabase, TestDatabase } from '../support/database.js';
+import { ADMIN_EMAIL, ADMIN_PASSWORD, RunningApp } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
-import { TEST_REDIS_URL } from '../support/services.js';
-import { endpointOf, TcpProxy } from '../support/tcp-proxy.js';
+import { ProxiedApp, startProxiedApp } from '../support/proxied-app.js';
+import type { TcpProxy } from '../support/tcp-proxy.js';
 
 /** The database and Redis each behind a TCP proxy that the tests cut and restore: real outages, no mocks. */
 describe('When the database or the key-value store is away', () => {
-  let database: TestDatabase;
+  let proxied: ProxiedApp;
+  let svc: RunningApp;
   let pgProxy: TcpProxy;
   let kvProxy: TcpProxy;
-  let svc: RunningApp;
   let token: string;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    pgProxy = new TcpProxy(endpointOf(database.url, 5432));
-    kvProxy = new TcpProxy(endpointOf(TEST_REDIS_URL, 6379));
-    await pgProxy.start();
-    await kvProxy.start();
-    svc = await startApp({
-      SVC_DB_URL: pgProxy.through(database.url),
-      SVC_KVSTORE_URL: kvProxy.through(TEST_REDIS_URL),
-    });
+    proxied = await startProxiedApp();
+    ({ svc, pgProxy, kvProxy } = proxied);
     token = (await login(svc.url)).accessToken;
   });
-  afterAll(async () => {
-    await pgProxy.restore().catch(() => undefined);
-    await kvProxy.restore().catch(() => undefined);
-    await svc?.close();
-    await pgProxy.cut();
-    await kvProxy.cut();
-    await database?.drop();
-  });
+  afterAll(() => proxied?.stop());
 
   const signIn = () =>
     request(svc.url).post('/api/auth/login').send({ username: ADMIN_EMAIL, password: ADMIN_PASSWORD });
