@@ -81,7 +81,7 @@ describe(TwoFactorService.name, () => {
       new Totp({ now: () => nowMs }),
       new TwoFactorCrypto(randomBytes(32)),
       { findById: async () => user } as unknown as UsersRepository,
-      { forget: () => undefined } as unknown as UserCache,
+      { invalidate: () => Promise.resolve() } as unknown as UserCache,
       kv,
       { mail: { productName: 'TMS' } } as AppConfig,
       events as unknown as EventEmitter2,
