@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
+import { countsOf, RUN_SUMMARY_COLUMNS, type RunSummaryRow } from '../common/run-summary.js';
 import type { LatestRunDto } from './dto/project.dto.js';
 import { ProjectEntity, ProjectMemberEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
@@ -83,42 +84,25 @@ export class ProjectsRepository {
     if (!projectIds.length) {
       return new Map();
     }
-    const rows: {
-      project_id: string;
-      id: string;
-      name: string;
-      status: LatestRunDto['status'];
-      started_at: Date;
-      finished_at: Date | null;
-      total: number;
-      passed: number;
-      failed: number;
-      broken: number;
-      skipped: number;
-    }[] = await this.db.query(
+    const rows: (RunSummaryRow & { project_id: string })[] = await this.db.query(
       `SELECT p.id AS project_id, r.* FROM unnest($1::bigint[]) AS p(id)
          CROSS JOIN LATERAL (
-           SELECT id, name, status, started_at, finished_at, count_total AS total, count_passed AS passed,
-                  count_failed AS failed, count_broken AS broken, count_skipped AS skipped
+           SELECT ${RUN_SUMMARY_COLUMNS}
              FROM runs WHERE project_id = p.id ORDER BY started_at DESC, id DESC LIMIT 1) r`,
       [projectIds],
     );
     return new Map(
-      rows.map((r) => {
-        const ran = r.total - r.skipped;
-        return [
-          String(r.project_id),
-          {
-            id: Number(r.id),
-            name: r.name,
-            status: r.status,
-            startedAt: r.started_at.toISOString(),
-            finishedAt: r.finished_at?.toISOString() ?? null,
-            counts: { total: r.total, passed: r.passed, failed: r.failed, broken: r.broken, skipped: r.skipped },
-            passRate: ran > 0 ? r.passed / ran : null,
-          },
-        ];
-      }),
+      rows.map((r) => [
+        String(r.project_id),
+        {
+          id: Number(r.id),
+          name: r.name,
+          status: r.status,
+          startedAt: r.started_at.toISOString(),
+          finishedAt: r.finished_at?.toISOString() ?? null,
+          ...countsOf(r),
+        },
+      ]),
     );
   }
 

@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
 import type { ResultStatus } from '../results/entities.js';
+import { RUN_SUMMARY_COLUMNS, type RunSummaryRow } from '../common/run-summary.js';
 
 export type GroupSortField = 'count' | 'key';
 export type SuiteSortField = 'suite' | 'total' | 'failed';
@@ -44,18 +45,7 @@ export interface ChangeRow {
   message: string | null;
 }
 
-export interface TrendRow {
-  id: string;
-  name: string;
-  status: 'IN_PROGRESS' | 'FINISHED';
-  started_at: Date;
-  finished_at: Date | null;
-  total: number;
-  passed: number;
-  failed: number;
-  broken: number;
-  skipped: number;
-}
+export type TrendRow = RunSummaryRow;
 
 /**
  * Each test's outcome in one run: the status of its last attempt (highest retry, then newest), and whether it both
@@ -202,9 +192,7 @@ export class InsightsRepository {
   /** The project's last `limit` runs, newest first: by ix_runs_project_started. */
   trend(projectId: string, limit: number): Promise<TrendRow[]> {
     return this.db.query(
-      `SELECT id, name, status, started_at, finished_at, count_total AS total, count_passed AS passed,
-              count_failed AS failed, count_broken AS broken, count_skipped AS skipped
-         FROM runs WHERE project_id = $1 ORDER BY started_at DESC, id DESC LIMIT $2`,
+      `SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE project_id = $1 ORDER BY started_at DESC, id DESC LIMIT $2`,
       [projectId, limit],
     );
   }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
+import { countsOf } from '../common/run-summary.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import type { RunEntity } from '../results/entities.js';
@@ -92,25 +93,14 @@ export class InsightsService {
   async trend(projectId: string, runs = 30): Promise<TrendDto> {
     const rows = await this.insights.trend(projectId, runs);
     return {
-      points: rows.reverse().map((r) => {
-        const counts = {
-          total: r.total,
-          passed: r.passed,
-          failed: r.failed,
-          broken: r.broken,
-          skipped: r.skipped,
-        };
-        const ran = r.total - r.skipped;
-        return {
-          runId: Number(r.id),
-          name: r.name,
-          status: r.status,
-          startedAt: r.started_at.toISOString(),
-          durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
-          counts,
-          passRate: ran > 0 ? r.passed / ran : null,
-        };
-      }),
+      points: rows.reverse().map((r) => ({
+        runId: Number(r.id),
+        name: r.name,
+        status: r.status,
+        startedAt: r.started_at.toISOString(),
+        durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
+        ...countsOf(r),
+      })),
     };
   }
 

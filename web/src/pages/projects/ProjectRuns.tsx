@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback } from 'react';
 import { Link, useParams } from 'react-router';
 import type { Page as ApiPage, Run } from '../../api/client';
 import { type LiveEvent, mergeRunEvent } from '../../live/merge';
@@ -8,6 +8,7 @@ import { useApi } from '../../session-context';
 import { formatDate, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
 import { CountBar, PassRate } from '../../ui/CountBar';
 import { PassRateChart } from '../../ui/charts';
+import { SearchField } from '../../ui/SearchField';
 import { useUrlState } from '../../ui/url-state';
 
 const KEYS = ['q', 'status', 'page'] as const;
@@ -162,19 +163,15 @@ export function RunFilters({
   status: string;
   set: (changes: { q?: string; status?: string }, options?: { replace?: boolean }) => void;
 }) {
-  const [text, setText] = useSearchText(q, (value) => set({ q: value }, { replace: true }));
   return (
     <div className="filters" role="search" aria-label="Filter runs">
-      <div className="field">
-        <label htmlFor="run-q">Name</label>
-        <input
-          id="run-q"
-          type="search"
-          value={text}
-          placeholder="e.g. nightly"
-          onChange={(e) => setText(e.target.value)}
-        />
-      </div>
+      <SearchField
+        id="run-q"
+        label="Name"
+        value={q}
+        placeholder="e.g. nightly"
+        onSearch={(value) => set({ q: value }, { replace: true })}
+      />
       <div className="field">
         <label htmlFor="run-status">Status</label>
         <select id="run-status" value={status} onChange={(e) => set({ status: e.target.value })}>
@@ -185,44 +182,6 @@ export function RunFilters({
       </div>
     </div>
   );
-}
-
-/**
- * A search box's text, applied through `apply` 300 ms after the last keystroke; follows `value` when it changes
- * from elsewhere (back and forward in history).
- */
-export function useSearchText(
-  value: string,
-  apply: (value: string) => void,
-): [string, (text: string) => void] {
-  const [text, setText] = useState(value);
-  const [pending, setPending] = useState(false);
-  const [shown, setShown] = useState(value);
-  if (value !== shown && !pending) {
-    setShown(value);
-    setText(value);
-  }
-  const applyRef = useRef(apply);
-  useEffect(() => {
-    applyRef.current = apply;
-  });
-  useEffect(() => {
-    if (!pending) {
-      return;
-    }
-    const timer = setTimeout(() => {
-      setPending(false);
-      applyRef.current(text.trim());
-    }, 300);
-    return () => clearTimeout(timer);
-  }, [text, pending]);
-  return [
-    text,
-    (next: string) => {
-      setText(next);
-      setPending(true);
-    },
-  ];
 }
 
 export function Attributes({ attributes }: { attributes: Record<string, string> }) {

@@ -20,7 +20,8 @@ import {
 import { CountBar, PassRate } from '../../ui/CountBar';
 import { usePagedRows } from '../../ui/paged-rows';
 import { nextSort, parseSort, useUrlState } from '../../ui/url-state';
-import { Attributes, useSearchText } from './ProjectRuns';
+import { SearchField } from '../../ui/SearchField';
+import { Attributes } from './ProjectRuns';
 
 const KEYS = ['status', 'suite', 'q', 'sort', 'group', 'gpage'] as const;
 type Filters = Record<(typeof KEYS)[number], string>;
@@ -262,19 +263,15 @@ function ResultFilters({
 }) {
   const api = useApi();
   const suites = useQuery({ queryKey: ['suites', runId], queryFn: () => api.suites(runId), enabled: load });
-  const [text, setText] = useSearchText(filters.q, (q) => set({ q }, { replace: true }));
   return (
     <div className="filters" role="search" aria-label="Filter results">
-      <div className="field">
-        <label htmlFor="result-q">Name</label>
-        <input
-          id="result-q"
-          type="search"
-          value={text}
-          placeholder="Search by name"
-          onChange={(e) => setText(e.target.value)}
-        />
-      </div>
+      <SearchField
+        id="result-q"
+        label="Name"
+        value={filters.q}
+        placeholder="Search by name"
+        onSearch={(q) => set({ q }, { replace: true })}
+      />
       <div className="field">
         <label htmlFor="result-status">Status</label>
         <select id="result-status" value={filters.status} onChange={(e) => set({ status: e.target.value })}>
