@@ -323,8 +323,8 @@ export function apiOf(session: Session) {
     listRuns: (projectId: number, query: ListQuery) =>
       call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
-    testHistory: (projectId: number, testId: number) =>
-      call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { size: 100 } }),
+    testHistory: (projectId: number, testId: number, page = 0) =>
+      call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { page, size: 100 } }),
     getTest: (projectId: number, testId: number) =>
       call<TestCase>('getTest', { params: { projectId, testId } }),
     listResults: (runId: number, query: ListQuery) =>

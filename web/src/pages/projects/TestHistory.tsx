@@ -1,9 +1,10 @@
-import { useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
 import type { HistoryItem } from '../../api/client';
 import { useApi } from '../../session-context';
-import { Loaded, noItems, Page } from '../../ui/components';
+import { Loaded, noItems, Page, Pager } from '../../ui/components';
+import { useUrlState } from '../../ui/url-state';
 import { DurationChart } from '../../ui/charts';
 import { flips } from './flips';
 
@@ -13,9 +14,12 @@ export function TestHistory() {
   const params = useParams();
   const projectId = Number(params.projectId);
   const testId = Number(params.testId);
+  const [state, set] = useUrlState(['page'] as const);
+  const page = Number(state.page || 0);
   const history = useQuery({
-    queryKey: ['history', projectId, testId],
-    queryFn: () => api.testHistory(projectId, testId),
+    queryKey: ['history', projectId, testId, page],
+    queryFn: () => api.testHistory(projectId, testId, page),
+    placeholderData: keepPreviousData,
   });
   const test = useQuery({
     queryKey: ['test', projectId, testId],
@@ -43,13 +47,19 @@ export function TestHistory() {
         isEmpty={noItems}
         empty="This test has no results yet."
       >
-        {(data) => <HistoryView items={data.content} />}
+        {(data) => (
+          <>
+            <HistoryView items={data.content} older={page > 0} />
+            {/* Older runs, 100 at a time: page 2 is the 100 before the latest 100. */}
+            <Pager page={page} totalPages={data.totalPages} onPage={(p) => set({ page: String(p) })} />
+          </>
+        )}
       </Loaded>
     </Page>
   );
 }
 
-function HistoryView({ items }: { items: HistoryItem[] }) {
+function HistoryView({ items, older }: { items: HistoryItem[]; older: boolean }) {
   // Oldest first, as time goes.
   const ordered = useMemo(() => items.slice().reverse(), [items]);
   const labels = useMemo(() => ordered.map((i) => i.runName), [ordered]);
@@ -59,7 +69,7 @@ function HistoryView({ items }: { items: HistoryItem[] }) {
   return (
     <>
       <p className="hint">{items[0].suite}</p>
-      <h2>Last {items.length} runs</h2>
+      <h2>{older ? `${items.length} earlier runs` : `Last ${items.length} runs`}</h2>
       <ol className="strip" aria-label="Status in each run, oldest first">
         {ordered.map((i) => (
           <li
