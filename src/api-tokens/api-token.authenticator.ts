@@ -35,11 +35,7 @@ export class ApiTokenAuthenticator {
 
   private onInvalidate(event: Invalidation): void {
     if (event.kind === 'token') {
-      this.forget(event.hash);
-    } else if (event.kind === 'token-id') {
-      this.forgetToken(event.id);
-    } else if (event.kind === 'all-tokens') {
-      this.forget();
+      this.cache.delete(event.hash);
     } else {
       // A change to a user: their tokens carry their admin flag and enabled state.
       this.forgetUser(event.id);
@@ -88,23 +84,6 @@ export class ApiTokenAuthenticator {
       via: 'API_TOKEN',
       credentialId: principal.tokenId,
     };
-  }
-
-  /** Forgets what this replica cached (after a revocation here; other replicas catch up within a second). */
-  forget(tokenHash?: string): void {
-    if (tokenHash) {
-      this.cache.delete(tokenHash);
-    } else {
-      this.cache.clear();
-    }
-  }
-
-  forgetToken(tokenId: string): void {
-    for (const [hash, entry] of this.cache) {
-      if (entry.principal.tokenId === tokenId) {
-        this.cache.delete(hash);
-      }
-    }
   }
 
   private touch(tokenId: string, now: number): void {

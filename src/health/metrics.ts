@@ -63,19 +63,10 @@ export class Metrics implements OnModuleDestroy {
     subscribe(FINISH_CHANNEL, this.onFinish);
   }
 
-  /** Reports a count kept elsewhere (e.g. the queue's dead letters) whenever /metrics is read. */
-  countFrom(name: string, help: string, read: () => number): void {
-    new Gauge({
-      name,
-      help,
-      registers: [this.registry],
-      collect() {
-        this.set(read());
-      },
-    });
-  }
-
-  /** Reports a value read elsewhere, at once or asynchronously (e.g. a queue's depth), whenever /metrics is read. */
+  /**
+   * Reports a value kept elsewhere, read at once or asynchronously (the queue's dead letters, its depth), whenever
+   * /metrics is read.
+   */
   gaugeFrom(name: string, help: string, read: () => number | Promise<number>): void {
     new Gauge({
       name,

@@ -30,7 +30,7 @@ export class IngestV2Module implements OnApplicationBootstrap {
 
   /** Every replica consumes: consumers compete for the queue's messages. */
   async onApplicationBootstrap(): Promise<void> {
-    this.metrics.countFrom(
+    this.metrics.gaugeFrom(
       'tms_ingest_dead_lettered_messages',
       'V2 messages this replica moved to the dead-letter queue since it started',
       () => this.queue.deadLettered(),

@@ -3,11 +3,13 @@ import { IsIn, IsOptional, IsString, Matches, MinLength, ValidateIf } from 'clas
 import { Transform } from 'class-transformer';
 import { IsStorableText, MaxChars } from '../../common/formats.js';
 import { NO_CONTROL_CHARS, NO_CONTROL_CHARS_BUT_LINES } from '../../common/text.js';
+import { RunCountsDto } from '../../results/dto/results.dto.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
 
 /** Names are stored trimmed, so the checks see what will be stored: "   " is blank, not a name of 3 spaces. */
-const trimmed = ({ value }: { value: unknown }): unknown => (typeof value === 'string' ? value.trim() : value);
+const trimmed = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string' ? value.trim() : value;
 
 export class CreateProjectDto {
   @ApiProperty({ example: 'WEB_APP', description: '2-32 of A-Z, 0-9 and _; unique' })
@@ -15,7 +17,11 @@ export class CreateProjectDto {
   @Matches(/^[A-Z0-9_]{2,32}$/, { message: 'key must be 2-32 characters of A-Z, 0-9 and _' })
   key: string;
 
-  @ApiProperty({ example: 'Web application', description: 'One line, trimmed; must hold more than spaces', maxLength: 200 })
+  @ApiProperty({
+    example: 'Web application',
+    description: 'One line, trimmed; must hold more than spaces',
+    maxLength: 200,
+  })
   @Transform(trimmed)
   @IsString()
   @MinLength(1, { message: 'name must not be blank' })
@@ -24,11 +30,17 @@ export class CreateProjectDto {
   @IsStorableText()
   name: string;
 
-  @ApiPropertyOptional({ example: 'End-to-end and unit tests of the web application', description: 'May span lines', maxLength: 2000 })
+  @ApiPropertyOptional({
+    example: 'End-to-end and unit tests of the web application',
+    description: 'May span lines',
+    maxLength: 2000,
+  })
   @IsOptional()
   @IsString()
   @MaxChars(2000)
-  @Matches(NO_CONTROL_CHARS_BUT_LINES, { message: 'description must not contain control characters other than line breaks and tabs' })
+  @Matches(NO_CONTROL_CHARS_BUT_LINES, {
+    message: 'description must not contain control characters other than line breaks and tabs',
+  })
   @IsStorableText()
   description?: string;
 }
@@ -49,17 +61,11 @@ export class UpdateProjectDto {
   @IsOptional()
   @IsString()
   @MaxChars(2000)
-  @Matches(NO_CONTROL_CHARS_BUT_LINES, { message: 'description must not contain control characters other than line breaks and tabs' })
+  @Matches(NO_CONTROL_CHARS_BUT_LINES, {
+    message: 'description must not contain control characters other than line breaks and tabs',
+  })
   @IsStorableText()
   description?: string;
-}
-
-export class LatestRunCountsDto {
-  @ApiProperty() total: number;
-  @ApiProperty() passed: number;
-  @ApiProperty() failed: number;
-  @ApiProperty() broken: number;
-  @ApiProperty() skipped: number;
 }
 
 export class LatestRunDto {
@@ -68,8 +74,12 @@ export class LatestRunDto {
   @ApiProperty({ enum: ['IN_PROGRESS', 'FINISHED'] }) status: 'IN_PROGRESS' | 'FINISHED';
   @ApiProperty() startedAt: string;
   @ApiProperty({ type: String, nullable: true }) finishedAt: string | null;
-  @ApiProperty({ type: LatestRunCountsDto }) counts: LatestRunCountsDto;
-  @ApiProperty({ type: Number, nullable: true, description: 'passed ÷ (total − skipped), 0..1; null when nothing ran' })
+  @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'passed ÷ (total − skipped), 0..1; null when nothing ran',
+  })
   passRate: number | null;
 }
 
@@ -95,7 +105,11 @@ export class ProjectDto {
   @ApiProperty({ example: '2026-11-22T10:15:00.000Z' })
   updatedAt: string;
 
-  @ApiProperty({ type: LatestRunDto, nullable: true, description: 'The run started last, null before the first' })
+  @ApiProperty({
+    type: LatestRunDto,
+    nullable: true,
+    description: 'The run started last, null before the first',
+  })
   latestRun: LatestRunDto | null;
 }
 

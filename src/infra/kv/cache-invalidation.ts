@@ -2,12 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { KeyValueStore } from './key-value-store.js';
 
-/** What a replica forgets: a user's cached row, an API token (by hash or id), or every cached token. */
-export type Invalidation =
-  | { kind: 'user'; id: string }
-  | { kind: 'token'; hash: string }
-  | { kind: 'token-id'; id: string }
-  | { kind: 'all-tokens' };
+/** What a replica forgets: a user's cached row (and their cached API tokens), or one API token by its hash. */
+export type Invalidation = { kind: 'user'; id: string } | { kind: 'token'; hash: string };
 
 type Handler = (event: Invalidation) => void;
 
