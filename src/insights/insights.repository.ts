@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import type { PageRequest } from '../common/paging/page.js';
+import { type PageRequest, withWindowTotal } from '../common/paging/page.js';
 import type { ResultStatus } from '../results/entities.js';
 import { RUN_SUMMARY_COLUMNS, type RunSummaryRow } from '../common/run-summary.js';
 
@@ -101,16 +101,12 @@ export class InsightsRepository {
         LIMIT $2 OFFSET $3`,
       [runId, page.size, page.offset],
     );
-    const total = rows.length ? Number(rows[0].n) : page.offset ? await this.countGroups(runId) : 0;
-    return [rows.map(({ n: _n, ...row }) => row), total];
-  }
-
-  private async countGroups(runId: string): Promise<number> {
-    const [{ n }]: { n: string }[] = await this.db.query(
-      `SELECT count(DISTINCT failure_key(message)) AS n FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')`,
-      [runId],
+    return withWindowTotal(rows, page, () =>
+      this.count(
+        `SELECT count(DISTINCT failure_key(message)) AS n FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')`,
+        runId,
+      ),
     );
-    return Number(n);
   }
 
   /** The run's suites with their counts of results and of failures. */
@@ -124,16 +120,14 @@ export class InsightsRepository {
         LIMIT $2 OFFSET $3`,
       [runId, page.size, page.offset],
     );
-    const total = rows.length
-      ? Number(rows[0].n)
-      : page.offset
-        ? Number(
-            (
-              await this.db.query(`SELECT count(DISTINCT suite) AS n FROM results WHERE run_id = $1`, [runId])
-            )[0].n,
-          )
-        : 0;
-    return [rows.map(({ n: _n, ...row }) => row), total];
+    return withWindowTotal(rows, page, () =>
+      this.count(`SELECT count(DISTINCT suite) AS n FROM results WHERE run_id = $1`, runId),
+    );
+  }
+
+  private async count(sql: string, runId: string): Promise<number> {
+    const [{ n }]: { n: string }[] = await this.db.query(sql, [runId]);
+    return Number(n);
   }
 
   /** The run started last before `runId` in its project: by ix_runs_project_started. */
@@ -181,12 +175,11 @@ export class InsightsRepository {
         LIMIT $5 OFFSET $6`,
       [headId, baseId, sameRevision, changes, page.size, page.offset],
     );
-    let total = rows.length ? Number(rows[0].n) : 0;
-    if (!rows.length && page.offset) {
+    const [changed, total] = await withWindowTotal(rows, page, async () => {
       const counts = await this.changeCounts(headId, baseId, sameRevision);
-      total = changes.reduce((sum, c) => sum + (counts.get(c) ?? 0), 0);
-    }
-    return [rows.map(({ n: _n, ...row }) => ({ ...row, testId: String(row.testId) })), total];
+      return changes.reduce((sum, c) => sum + (counts.get(c) ?? 0), 0);
+    });
+    return [changed.map((row) => ({ ...row, testId: String(row.testId) })), total];
   }
 
   /** The project's last `limit` runs, newest first: by ix_runs_project_started. */

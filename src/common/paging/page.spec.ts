@@ -1,5 +1,6 @@
+import { jest } from '@jest/globals';
 import { AppError } from '../app-error.js';
-import { pageRequest, toPage } from './page.js';
+import { pageRequest, toPage, withWindowTotal } from './page.js';
 
 describe(pageRequest.name, () => {
   const sortable = ['name', 'startedAt'] as const;
@@ -34,5 +35,29 @@ describe(toPage.name, () => {
       totalPages: 8,
     });
     expect(toPage([], 0, { page: 0, size: 20 }).totalPages).toBe(0);
+  });
+});
+
+describe(withWindowTotal.name, () => {
+  const countAll = jest.fn(() => Promise.resolve(7));
+  beforeEach(() => countAll.mockClear());
+
+  it('takes the total from the rows and drops the window column', async () => {
+    const rows = [
+      { id: 'a', n: '7' },
+      { id: 'b', n: '7' },
+    ];
+    await expect(withWindowTotal(rows, { offset: 0 }, countAll)).resolves.toEqual([
+      [{ id: 'a' }, { id: 'b' }],
+      7,
+    ]);
+    expect(countAll).not.toHaveBeenCalled();
+  });
+
+  it('counts apart only for a page past the end', async () => {
+    await expect(withWindowTotal([], { offset: 40 }, countAll)).resolves.toEqual([[], 7]);
+    expect(countAll).toHaveBeenCalledTimes(1);
+    await expect(withWindowTotal([], { offset: 0 }, countAll)).resolves.toEqual([[], 0]);
+    expect(countAll).toHaveBeenCalledTimes(1);
   });
 });
