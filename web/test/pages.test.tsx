@@ -33,7 +33,10 @@ const run = (id: number, name = `run ${id}`): Run => ({
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0 },
 });
 
-/** A fetch that answers each API path through `routes` (by path, without the query), and records every call. */
+/**
+ * A fetch that answers each API path through `routes` (by path, without the query): a body as 200, or a Response
+ * as it is. Records every call.
+ */
 function api(routes: Record<string, (url: URL) => unknown>) {
   return vi.fn(async (input: RequestInfo | URL) => {
     const url = new URL(String(input), 'http://localhost');
@@ -41,9 +44,11 @@ function api(routes: Record<string, (url: URL) => unknown>) {
       return json(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 });
     }
     const route = routes[url.pathname];
-    return route
-      ? json(200, route(url))
-      : json(404, { status: 404, error: 'Not Found', message: url.pathname });
+    if (!route) {
+      return json(404, { status: 404, error: 'Not Found', message: url.pathname });
+    }
+    const answer = route(url);
+    return answer instanceof Response ? answer : json(200, answer);
   });
 }
 
@@ -284,6 +289,25 @@ describe('The run page', () => {
     const detail = screen.getByRole('region', { name: 'test 3' });
     expect(within(detail).getByText('at line 3')).toBeTruthy();
     expect(within(detail).getByText('expected 3')).toBeTruthy();
+  });
+});
+
+describe('The run page when its results fail', () => {
+  it('says why in the table, and still reads the failure groups and suites', async () => {
+    const fetchImpl = api({
+      '/api/runs/5': () => run(5, 'nightly'),
+      '/api/runs/5/results': () =>
+        json(503, { status: 503, error: 'Service Unavailable', message: 'The database is unavailable' }),
+      '/api/runs/5/suites': () => pageOf([{ suite: 'Smoke', total: 2, failed: 1 }]),
+      '/api/runs/5/failure-groups': () =>
+        pageOf([{ key: 'timed out', count: 1, failed: 1, broken: 0, tests: 1, example: 'timed out' }]),
+    });
+    renderAt('/runs/5', '/runs/:runId', <RunPage />, fetchImpl);
+    expect((await screen.findByRole('alert')).textContent).toBe('The database is unavailable');
+    // Not "Grouping failures…" for ever: what waits for the first rows is told when they fail too.
+    expect(await screen.findByText('timed out', { selector: 'code' })).toBeTruthy();
+    expect(screen.queryByText(/Grouping failures/)).toBeNull();
+    await waitFor(() => expect(calls(fetchImpl, '/api/runs/5/suites')).toHaveLength(1));
   });
 });
 

@@ -1,4 +1,5 @@
 import type { RunCounts } from '../api/client';
+import { counted } from './components';
 
 const PARTS: [keyof RunCounts, string][] = [
   ['passed', 'passed'],
@@ -11,7 +12,12 @@ const PARTS: [keyof RunCounts, string][] = [
 export function CountBar({ counts }: { counts: RunCounts }) {
   const label = PARTS.map(([key, name]) => `${counts[key]} ${name}`).join(', ');
   return (
-    <div className="countbar" role="img" aria-label={`${counts.total} results: ${label}`} title={label}>
+    <div
+      className="countbar"
+      role="img"
+      aria-label={`${counted(counts.total, 'result')}: ${label}`}
+      title={label}
+    >
       {counts.total === 0 ? (
         <span className="countbar-empty" />
       ) : (

@@ -151,6 +151,11 @@ export function Countdown({ seconds, onDone }: { seconds: number; onDone: () => 
   );
 }
 
+/** `n` things in words, the noun in the plural unless there is one: "1 result", "1,000 results". */
+export function counted(n: number, noun: string): string {
+  return `${n.toLocaleString()} ${n === 1 ? noun : `${noun}s`}`;
+}
+
 export function formatDate(iso: string | null | undefined): string {
   return iso ? new Date(iso).toLocaleString() : '—';
 }

@@ -2,7 +2,7 @@ import { type DragEvent, type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { ApiError } from '../../api/session';
 import { useSession } from '../../session-context';
-import { ErrorMessage, Field, Page } from '../../ui/components';
+import { counted, ErrorMessage, Field, Page } from '../../ui/components';
 
 const FORMATS = ['auto', 'junit', 'testng', 'nunit', 'xunit', 'trx', 'cucumber', 'ctrf'];
 
@@ -156,7 +156,7 @@ export function ImportReport() {
       {done ? (
         <section className="card" aria-label="Imported">
           <p className="notice" role="status">
-            Imported {done.counts.total} results ({done.format}): {done.counts.passed} passed,{' '}
+            Imported {counted(done.counts.total, 'result')} ({done.format}): {done.counts.passed} passed,{' '}
             {done.counts.failed} failed, {done.counts.broken} broken, {done.counts.skipped} skipped.
           </p>
           {done.warnings.length ? (

@@ -5,7 +5,7 @@ import type { Page as ApiPage, Run } from '../../api/client';
 import { type LiveEvent, mergeRunEvent } from '../../live/merge';
 import { useLiveProject } from '../../live/useLiveProject';
 import { useApi } from '../../session-context';
-import { formatDate, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
+import { counted, formatDate, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
 import { CountBar, PassRate } from '../../ui/CountBar';
 import { PassRateChart } from '../../ui/charts';
 import { SearchField } from '../../ui/SearchField';
@@ -96,7 +96,7 @@ export function ProjectRuns() {
         {(data) => (
           <>
             <p className="hint" aria-live="polite">
-              {data.totalElements} {data.totalElements === 1 ? 'run' : 'runs'}
+              {counted(data.totalElements, 'run')}
             </p>
             <div className="table-wrap">
               <table className="runs">

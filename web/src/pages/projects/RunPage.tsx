@@ -7,6 +7,7 @@ import type { LiveEvent } from '../../live/merge';
 import { useLiveProject } from '../../live/useLiveProject';
 import { useApi } from '../../session-context';
 import {
+  counted,
   ErrorMessage,
   formatDate,
   formatDuration,
@@ -136,7 +137,7 @@ function RunSummary({
       <div className="card facts-row">
         <CountBar counts={run.counts} />
         <p>
-          {n(run.counts.total)} results: {n(run.counts.passed)} passed, {n(run.counts.failed)} failed,{' '}
+          {counted(run.counts.total, 'result')}: {n(run.counts.passed)} passed, {n(run.counts.failed)} failed,{' '}
           {n(run.counts.broken)} broken, {n(run.counts.skipped)} skipped · pass rate{' '}
           <PassRate counts={run.counts} /> ·{' '}
           {run.status === 'FINISHED' && run.finishedAt
@@ -214,8 +215,8 @@ export function FailureGroups({
         {(data) => (
           <>
             <p className="hint">
-              {data.totalElements} {data.totalElements === 1 ? 'cause' : 'causes'}: failures with the same
-              message, numbers, ids and temporary paths aside.
+              {counted(data.totalElements, 'cause')}: failures with the same message, numbers, ids and
+              temporary paths aside.
             </p>
             <ol className="groups-list">
               {data.content.map((g) => (
@@ -237,7 +238,7 @@ function GroupItem({ group, active, onPick }: { group: FailureGroup; active: boo
       <div className="group-text">
         <code className="group-key">{group.key}</code>
         <span className="hint block">
-          {group.tests} {group.tests === 1 ? 'test' : 'tests'}
+          {counted(group.tests, 'test')}
           {group.failed ? ` · ${group.failed} failed` : ''}
           {group.broken ? ` · ${group.broken} broken` : ''}
         </span>
@@ -329,7 +330,7 @@ function ResultsTable({
   set: (changes: Partial<Filters>) => void;
   open: Result | undefined;
   onOpen: (result: Result | undefined) => void;
-  /** Told once rows are shown. */
+  /** Told once the first rows have answered (shown, or failed: what waits for them must not wait forever). */
   onRows: () => void;
 }) {
   const api = useApi();
@@ -372,12 +373,12 @@ function ResultsTable({
       scroller.current.scrollTop = 0;
     }
   }, [filters.status, filters.suite, filters.q, filters.sort, filters.group]);
-  const known = rows.total !== undefined;
+  const answered = rows.total !== undefined || rows.error !== undefined;
   useEffect(() => {
-    if (known) {
+    if (answered) {
       onRows();
     }
-  }, [known, onRows]);
+  }, [answered, onRows]);
   const sort = parseSort(filters.sort);
   const total = rows.total ?? 0;
   // The table stays in the page while a new filter's first page loads: the scroll position starts again from the
@@ -390,7 +391,7 @@ function ResultsTable({
         <p className="hint" aria-live="polite">
           {total === 0
             ? 'No results match.'
-            : `${total.toLocaleString()} ${total === 1 ? 'result' : 'results'}${sort ? `, by ${sort.field} ${sort.direction === 'asc' ? 'ascending' : 'descending'}` : ''}`}
+            : `${counted(total, 'result')}${sort ? `, by ${sort.field} ${sort.direction === 'asc' ? 'ascending' : 'descending'}` : ''}`}
         </p>
       )}
       <ErrorMessage error={rows.error} />
