@@ -74,11 +74,38 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
     expect(await page.locator('main').count()).toBe(1);
     expect(await page.title()).toMatch(/ · Test Management$/);
+    await shoot(page, name);
+  }
+
+  /** The page as it is now (a loading state too) at both widths, into screenshots/. */
+  async function shoot(page: Page, name: string): Promise<void> {
     for (const [width, viewport] of Object.entries(WIDTHS)) {
       await page.setViewportSize(viewport);
       await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
     }
     await page.setViewportSize(WIDTHS.desktop);
+  }
+
+  /** The admin's API over fetch, for the data a test needs: `call(method, path, body)` answers the JSON body. */
+  async function adminApi(): Promise<
+    (method: string, path: string, body?: object) => Promise<{ id: number } | undefined>
+  > {
+    const { accessToken } = (await (
+      await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ username: ADMIN, password: adminPassword }),
+      })
+    ).json()) as { accessToken: string };
+    return async (method, path, body) => {
+      const res = await fetch(`${base}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      expect([path, res.ok]).toEqual([path, true]);
+      return res.status === 204 ? undefined : ((await res.json()) as { id: number });
+    };
   }
 
   it('signs the bootstrap admin in, shows the admin pages, and lists a failed sign-in in the audit', async () => {
@@ -311,7 +338,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       results: [{ uuid: randomUUID(), name: 'streams', status: 'PASSED' }],
     });
     await page.getByRole('link', { name: 'stream 2', exact: true }).waitFor();
-    await page.getByRole('img', { name: /^1 results: 1 passed/ }).waitFor();
+    await page.getByRole('img', { name: /^1 result: 1 passed/ }).waitFor();
     await check(page, 'project-runs');
 
     await page.getByRole('link', { name: 'nightly 1', exact: true }).click();
@@ -370,25 +397,13 @@ describe('The web UI in Chromium, against the built service on embedded defaults
   }, 90_000);
 
   it('lists projects with their latest run, filters runs in the URL, groups failures, compares two runs, manages members', async () => {
-    const { accessToken } = (await (
-      await fetch(`${base}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: ADMIN, password: adminPassword }),
-      })
-    ).json()) as { accessToken: string };
-    const call = async (method: string, path: string, body?: object) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      expect([path, res.ok]).toEqual([path, true]);
-      return res.status === 204 ? undefined : ((await res.json()) as { id: number });
-    };
+    const call = await adminApi();
     const project = (await call('POST', '/api/projects', { key: 'CMP', name: 'Checkout service' }))!;
     const push = async (name: string, results: object[], commit: string) => {
-      const run = (await call('POST', `/api/projects/${project.id}/runs`, { name, attributes: { branch: 'main', commit } }))!;
+      const run = (await call('POST', `/api/projects/${project.id}/runs`, {
+        name,
+        attributes: { branch: 'main', commit },
+      }))!;
       await call('POST', `/api/runs/${run.id}/results`, { results });
       await call('POST', `/api/runs/${run.id}/finish`, {});
       return run.id;
@@ -412,7 +427,13 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     const head = await push(
       'main #42',
       [
-        { name: 'adds to cart', suite: 'Cart', status: 'FAILED', message: 'expected 3 items but got 2', durationMs: 25 },
+        {
+          name: 'adds to cart',
+          suite: 'Cart',
+          status: 'FAILED',
+          message: 'expected 3 items but got 2',
+          durationMs: 25,
+        },
         { name: 'pays by card', suite: 'Checkout', status: 'PASSED', durationMs: 40 },
         { name: 'refunds', suite: 'Checkout', status: 'PASSED', durationMs: 15 },
         ...Array.from({ length: 6 }, (_, i) => refused(i)),
@@ -451,7 +472,10 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByText('6 results', { exact: true }).waitFor();
     expect(page.url()).toContain('group=Connection+refused');
     await page.getByRole('button', { name: 'orders 3' }).click();
-    await page.getByRole('region', { name: 'orders 3' }).getByText('at orders3 (orders.spec.ts:13)').waitFor();
+    await page
+      .getByRole('region', { name: 'orders 3' })
+      .getByText('at orders3 (orders.spec.ts:13)')
+      .waitFor();
     await check(page, 'run-group-trace');
     await page.getByRole('button', { name: 'Show all results' }).click();
     await page.getByText('9 results', { exact: true }).waitFor();
@@ -492,6 +516,74 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByRole('alert').filter({ hasText: 'Run 999999 not found' }).waitFor();
     expect(await page.getByRole('table').count()).toBe(0);
     await check(page, 'run-not-found');
+    await page.context().close();
+  }, 90_000);
+
+  it("says what each part of a page waits for while the API is slow, and shows the API's message when it fails", async () => {
+    const call = await adminApi();
+    const project = (await call('POST', '/api/projects', { key: 'SLOW', name: 'Slow network' }))!;
+    const run = (await call('POST', `/api/projects/${project.id}/runs`, { name: 'nightly #7' }))!;
+    await call('POST', `/api/runs/${run.id}/results`, {
+      results: [{ name: 'boots', suite: 'Smoke', status: 'FAILED', message: 'timed out after 30 s' }],
+    });
+    const page = await newPage();
+    await signIn(page, ADMIN, adminPassword);
+    await page.getByRole('heading', { name: 'Projects' }).waitFor();
+
+    // Every read of the run held until released: the page says what it is loading.
+    const RUN_API = /\/api\/runs\/\d+(\/|\?|$)/;
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    await page.route(RUN_API, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await page.goto(`${base}/runs/${run.id}`);
+    await page.getByRole('status').filter({ hasText: 'Loading the run' }).waitFor();
+    await shoot(page, 'run-loading');
+    release();
+    await page.getByRole('cell', { name: 'boots' }).waitFor();
+    await page.unroute(RUN_API);
+
+    // The results failing while the run itself answers: the table says why, the rest of the page stays.
+    await page.route(/\/api\/runs\/\d+\/results/, (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          status: 503,
+          error: 'Service Unavailable',
+          message: 'The database is unavailable',
+        }),
+      }),
+    );
+    await page.reload();
+    await page.getByRole('alert').filter({ hasText: 'The database is unavailable' }).first().waitFor();
+    // (The run and its results are read side by side: either may answer first.)
+    await page.getByRole('heading', { name: 'nightly #7' }).waitFor();
+    await check(page, 'run-error');
+
+    // The projects list held, then failing.
+    let releaseList!: () => void;
+    const listHeld = new Promise<void>((resolve) => (releaseList = resolve));
+    await page.route(/\/api\/projects\?/, async (route) => {
+      await listHeld;
+      await route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({
+          status: 503,
+          error: 'Service Unavailable',
+          message: 'The database is unavailable',
+        }),
+      });
+    });
+    await page.goto(`${base}/projects`);
+    await page.getByRole('status').filter({ hasText: 'Loading projects' }).waitFor();
+    await shoot(page, 'projects-loading');
+    releaseList();
+    await page.getByRole('alert').filter({ hasText: 'The database is unavailable' }).waitFor();
+    await check(page, 'projects-error');
     await page.context().close();
   }, 90_000);
 
