@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import openapiTS, { astToString } from 'openapi-typescript';
 import request from 'supertest';
 import ts from 'typescript';
@@ -180,29 +180,41 @@ describe('The SDK users generate from the OpenAPI document', () => {
     expect(report.totals.errors).toBe(0);
   });
 
-  it('generates a typed client that a program type-checks against and runs with: V1, V2, import, read back', async () => {
-    writeFileSync(join(dir, 'schema.d.ts'), astToString(await openapiTS(document as never)));
-    const program = join(dir, 'client.ts');
-    writeFileSync(program, PROGRAM);
-    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    const checker = ts.createProgram([program], {
+  /** The generated types (schema.d.ts in the scratch folder), written once. */
+  let schema: Promise<void> | undefined;
+  const writeSchema = () =>
+    (schema ??= openapiTS(document as never).then((ast) =>
+      writeFileSync(join(dir, 'schema.d.ts'), astToString(ast)),
+    ));
+
+  /** What TypeScript finds wrong in `file` (strict, Node's module rules or a bundler's), as `file: message`. */
+  function typeErrors(file: string, resolution: 'node' | 'bundler'): string[] {
+    const checker = ts.createProgram([file], {
       strict: true,
       noEmit: true,
       target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
+      ...(resolution === 'node'
+        ? { module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext }
+        : { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler }),
       allowImportingTsExtensions: true,
       skipLibCheck: true,
       types: ['node'],
       lib: ['lib.es2022.d.ts', 'lib.dom.d.ts'],
     });
-    const problems = ts
+    return ts
       .getPreEmitDiagnostics(checker)
       .map(
         (d) =>
           `${d.file?.fileName.split('/').pop() ?? ''}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`,
       );
-    expect(problems).toEqual([]);
+  }
+
+  it('generates a typed client that a program type-checks against and runs with: V1, V2, import, read back', async () => {
+    await writeSchema();
+    const program = join(dir, 'client.ts');
+    writeFileSync(program, PROGRAM);
+    writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+    expect(typeErrors(program, 'node')).toEqual([]);
 
     // Node 24 runs TypeScript by stripping its types (the `node` the npm scripts run on). Not spawnSync: the
     // service answering it runs in this process.
@@ -229,7 +241,65 @@ describe('The SDK users generate from the OpenAPI document', () => {
       },
     });
   }, 60_000);
+
+  it("reads every body the web app reads with the app's own types: each schema fits the app's type for it", async () => {
+    await writeSchema();
+    // What the server sends must fit what the app expects: a field the app needs and the API does not promise,
+    // or a value (an enum member, a null) the app does not allow, is a type error here.
+    const file = join(dir, 'web-types.ts');
+    const client = relative(dir, join(ROOT, 'web/src/api/client.js'));
+    writeFileSync(
+      file,
+      [
+        `import type { components } from './schema.js';`,
+        `import type * as App from '${client}';`,
+        `type Sent = components['schemas'];`,
+        `type Fits<Server, Reader> = [Server] extends [Reader] ? true : { sent: Server; read: Reader };`,
+        ...WEB_TYPES.map(
+          ([app, schema], i) => `export const fits${i}: Fits<Sent['${schema}'], App.${app}> = true;`,
+        ),
+      ].join('\n'),
+    );
+    expect(typeErrors(file, 'bundler')).toEqual([]);
+    // Every schema named exists: a renamed DTO fails here, not silently as `any`.
+    const schemas = Object.keys((document.components as { schemas: Record<string, unknown> }).schemas);
+    expect(WEB_TYPES.filter(([, name]) => !schemas.includes(name))).toEqual([]);
+  }, 30_000);
 });
+
+/** The web app's type (in web/src/api/client.ts) for each response schema it reads. */
+const WEB_TYPES: [app: string, schema: string][] = [
+  ['Me', 'MeDto'],
+  ['TwoFactorChallenge', 'TwoFactorChallengeDto'],
+  ['ApiKey', 'ApiTokenDto'],
+  ['CreatedApiKey', 'CreatedApiTokenDto'],
+  ['TwoFactorStatus', 'TwoFactorStatusDto'],
+  ['Enrolment', 'EnrollmentDto'],
+  ['AdminUser', 'AdminUserDto'],
+  ['GroupSummary', 'GroupSummaryDto'],
+  ['Group', 'GroupDto'],
+  ['Group', 'CreatedGroupDto'],
+  ['GroupMember', 'GroupMemberDto'],
+  ['LatestRun', 'LatestRunDto'],
+  ['Project', 'ProjectDto'],
+  ['Member', 'ProjectMemberDto'],
+  ['TestCase', 'TestCaseDto'],
+  ['FailureGroup', 'FailureGroupDto'],
+  ['Suite', 'SuiteDto'],
+  ['Comparison', 'ComparisonDto'],
+  ['TestChange', 'TestChangeDto'],
+  ['TrendPoint', 'TrendPointDto'],
+  ['RunCounts', 'RunCountsDto'],
+  ['Run', 'RunDto'],
+  ['Result', 'ResultDto'],
+  ['HistoryItem', 'HistoryItemDto'],
+  ['AuditEvent', 'AuditEventDto'],
+  ['Subscription', 'SubscriptionDto'],
+  ['Page<App.Project>', 'ProjectPage'],
+  ['Page<App.Run>', 'RunPage'],
+  ['Page<App.Result>', 'ResultPage'],
+  ['Page<App.AuditEvent>', 'AuditEventPage'],
+];
 
 interface Operation {
   operationId: string;

@@ -36,7 +36,8 @@ export interface ApiKey {
   expiresAt: string | null;
 }
 
-export interface CreatedApiKey extends ApiKey {
+/** The key as created: its token, shown this once; not yet used. */
+export interface CreatedApiKey extends Omit<ApiKey, 'lastUsedAt'> {
   token: string;
 }
 
@@ -63,6 +64,14 @@ export interface AdminUser {
   createdAt: string;
 }
 
+/** A group as listed. */
+export interface GroupSummary {
+  id: number;
+  name: string;
+  memberCount: number;
+}
+
+/** A group with its project bindings (`memberCount` when read, not when just created). */
 export interface Group {
   id: number;
   name: string;
@@ -190,7 +199,8 @@ export interface RunCounts {
 export interface Run {
   id: number;
   projectId: number;
-  uuid: string | null;
+  /** The id the client gave the run, if any (V2 runs always have one). */
+  uuid?: string | null;
   name: string;
   status: 'IN_PROGRESS' | 'FINISHED';
   startedAt: string;
@@ -302,7 +312,7 @@ export function apiOf(session: Session) {
       call<Page<AdminUser>>('listUsers', { query: { q, page, size: 20 } }),
     updateUser: (id: number, changes: { admin?: boolean; enabled?: boolean }) =>
       call<AdminUser>('updateUser', { params: { id }, body: changes }),
-    listGroups: (page = 0) => call<Page<Group>>('listGroups', { query: { page, size: 50 } }),
+    listGroups: (page = 0) => call<Page<GroupSummary>>('listGroups', { query: { page, size: 50 } }),
     getGroup: (id: number) => call<Group>('getGroup', { params: { id } }),
     createGroup: (name: string) => call<Group>('createGroup', { body: { name } }),
     renameGroup: (id: number, name: string) => call<Group>('renameGroup', { params: { id }, body: { name } }),
