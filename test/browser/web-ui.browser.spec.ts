@@ -302,21 +302,8 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await check(page, 'project-runs-empty');
 
     // Results from outside the browser, through the API: the page shows them without a reload.
-    const { accessToken } = (await (
-      await fetch(`${base}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: ADMIN, password: adminPassword }),
-      })
-    ).json()) as { accessToken: string };
-    const post = async (path: string, body: object) => {
-      const res = await fetch(`${base}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
-      });
-      return (await res.json()) as { id: number };
-    };
+    const call = await adminApi();
+    const post = async (path: string, body: object) => (await call('POST', path, body))!;
     const run = await post(`/api/projects/${projectId}/runs`, { name: 'nightly 1' });
     await page.getByRole('link', { name: 'nightly 1', exact: true }).waitFor();
     await post(`/api/runs/${run.id}/results`, {
@@ -520,6 +507,15 @@ describe('The web UI in Chromium, against the built service on embedded defaults
   }, 90_000);
 
   it("says what each part of a page waits for while the API is slow, and shows the API's message when it fails", async () => {
+    const UNAVAILABLE = {
+      status: 503,
+      contentType: 'application/json',
+      body: JSON.stringify({
+        status: 503,
+        error: 'Service Unavailable',
+        message: 'The database is unavailable',
+      }),
+    };
     const call = await adminApi();
     const project = (await call('POST', '/api/projects', { key: 'SLOW', name: 'Slow network' }))!;
     const run = (await call('POST', `/api/projects/${project.id}/runs`, { name: 'nightly #7' }))!;
@@ -546,17 +542,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.unroute(RUN_API);
 
     // The results failing while the run itself answers: the table says why, the rest of the page stays.
-    await page.route(/\/api\/runs\/\d+\/results/, (route) =>
-      route.fulfill({
-        status: 503,
-        contentType: 'application/json',
-        body: JSON.stringify({
-          status: 503,
-          error: 'Service Unavailable',
-          message: 'The database is unavailable',
-        }),
-      }),
-    );
+    await page.route(/\/api\/runs\/\d+\/results/, (route) => route.fulfill(UNAVAILABLE));
     await page.reload();
     await page.getByRole('alert').filter({ hasText: 'The database is unavailable' }).first().waitFor();
     // (The run and its results are read side by side: either may answer first.)
@@ -568,15 +554,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     const listHeld = new Promise<void>((resolve) => (releaseList = resolve));
     await page.route(/\/api\/projects\?/, async (route) => {
       await listHeld;
-      await route.fulfill({
-        status: 503,
-        contentType: 'application/json',
-        body: JSON.stringify({
-          status: 503,
-          error: 'Service Unavailable',
-          message: 'The database is unavailable',
-        }),
-      });
+      await route.fulfill(UNAVAILABLE);
     });
     await page.goto(`${base}/projects`);
     await page.getByRole('status').filter({ hasText: 'Loading projects' }).waitFor();
