@@ -120,7 +120,14 @@ function beforeRoutes(app: NestExpressApplication, config: AppConfig): RequestHa
       if (error) {
         answerError(error, req, res);
       } else if (index < steps.length) {
-        steps[index++](req, res, step);
+        // A step that throws is answered as one that failed, as Express's router does with a layer that throws.
+        try {
+          steps[index++](req, res, step);
+        } catch (thrown) {
+          if (!res.headersSent) {
+            answerError(thrown, req, res);
+          }
+        }
       } else {
         next();
       }

@@ -86,11 +86,11 @@ export function PageOf<T>(item: Type<T>): Type<Page<T>> {
  * A page read with its total as a window count (`count(*) OVER () AS n`): the rows without `n`, and the total.
  * A page past the end has no row to carry the count, so only then is `countAll` asked.
  */
-export async function withWindowTotal<T>(
-  rows: (T & { n: string | number })[],
+export async function withWindowTotal<R extends { n: string | number }>(
+  rows: R[],
   request: { offset: number },
   countAll: () => Promise<number>,
-): Promise<[T[], number]> {
+): Promise<[Omit<R, 'n'>[], number]> {
   const total = rows.length ? Number(rows[0].n) : request.offset ? await countAll() : 0;
-  return [rows.map(({ n: _n, ...row }) => row as T), total];
+  return [rows.map(({ n: _n, ...row }) => row), total];
 }
