@@ -77,11 +77,14 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await shoot(page, name);
   }
 
-  /** The page as it is now (a loading state too) at both widths, into screenshots/. */
+  /** The page as it is now (a loading state too) at both widths, into screenshots/; never wider than the screen. */
   async function shoot(page: Page, name: string): Promise<void> {
     for (const [width, viewport] of Object.entries(WIDTHS)) {
       await page.setViewportSize(viewport);
       await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
+      // No sideways scrolling: wide tables scroll inside their own box.
+      const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      expect([name, width, pageWidth]).toEqual([name, width, viewport.width]);
     }
     await page.setViewportSize(WIDTHS.desktop);
   }

@@ -10,7 +10,7 @@ const PARTS: [keyof RunCounts, string][] = [
 
 /** A run's counts as a stacked bar, with the numbers as its text alternative. */
 export function CountBar({ counts }: { counts: RunCounts }) {
-  const label = PARTS.map(([key, name]) => `${counts[key]} ${name}`).join(', ');
+  const label = PARTS.map(([key, name]) => `${counts[key].toLocaleString()} ${name}`).join(', ');
   return (
     <div
       className="countbar"

@@ -156,8 +156,9 @@ export function ImportReport() {
       {done ? (
         <section className="card" aria-label="Imported">
           <p className="notice" role="status">
-            Imported {counted(done.counts.total, 'result')} ({done.format}): {done.counts.passed} passed,{' '}
-            {done.counts.failed} failed, {done.counts.broken} broken, {done.counts.skipped} skipped.
+            Imported {counted(done.counts.total, 'result')} ({done.format}):{' '}
+            {done.counts.passed.toLocaleString()} passed, {done.counts.failed.toLocaleString()} failed,{' '}
+            {done.counts.broken.toLocaleString()} broken, {done.counts.skipped.toLocaleString()} skipped.
           </p>
           {done.warnings.length ? (
             <ul className="warnings">
