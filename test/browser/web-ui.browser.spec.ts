@@ -83,7 +83,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       await page.setViewportSize(viewport);
       await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
       // No sideways scrolling: wide tables scroll inside their own box.
-      const pageWidth = await page.evaluate(() => document.documentElement.scrollWidth);
+      const pageWidth = await page.locator('html').evaluate((html) => html.scrollWidth);
       expect([name, width, pageWidth]).toEqual([name, width, viewport.width]);
     }
     await page.setViewportSize(WIDTHS.desktop);
