@@ -8,16 +8,20 @@ const PARTS: [keyof RunCounts, string][] = [
   ['skipped', 'skipped'],
 ];
 
+/** The counts of each outcome in words: "1 passed, 1 failed, 0 broken, 1 skipped". */
+export function outcomesInWords(counts: RunCounts): string {
+  return PARTS.map(([key, name]) => `${counts[key].toLocaleString()} ${name}`).join(', ');
+}
+
+/** A run's counts in words: "3 results: 1 passed, 1 failed, 0 broken, 1 skipped". */
+export function countsInWords(counts: RunCounts): string {
+  return `${counted(counts.total, 'result')}: ${outcomesInWords(counts)}`;
+}
+
 /** A run's counts as a stacked bar, with the numbers as its text alternative. */
 export function CountBar({ counts }: { counts: RunCounts }) {
-  const label = PARTS.map(([key, name]) => `${counts[key].toLocaleString()} ${name}`).join(', ');
   return (
-    <div
-      className="countbar"
-      role="img"
-      aria-label={`${counted(counts.total, 'result')}: ${label}`}
-      title={label}
-    >
+    <div className="countbar" role="img" aria-label={countsInWords(counts)} title={outcomesInWords(counts)}>
       {counts.total === 0 ? (
         <span className="countbar-empty" />
       ) : (

@@ -3,6 +3,7 @@ import { Link, useParams } from 'react-router';
 import { ApiError } from '../../api/session';
 import { useSession } from '../../session-context';
 import { counted, ErrorMessage, Field, Page } from '../../ui/components';
+import { outcomesInWords } from '../../ui/CountBar';
 
 const FORMATS = ['auto', 'junit', 'testng', 'nunit', 'xunit', 'trx', 'cucumber', 'ctrf'];
 
@@ -156,9 +157,7 @@ export function ImportReport() {
       {done ? (
         <section className="card" aria-label="Imported">
           <p className="notice" role="status">
-            Imported {counted(done.counts.total, 'result')} ({done.format}):{' '}
-            {done.counts.passed.toLocaleString()} passed, {done.counts.failed.toLocaleString()} failed,{' '}
-            {done.counts.broken.toLocaleString()} broken, {done.counts.skipped.toLocaleString()} skipped.
+            Imported {counted(done.counts.total, 'result')} ({done.format}): {outcomesInWords(done.counts)}.
           </p>
           {done.warnings.length ? (
             <ul className="warnings">

@@ -18,7 +18,7 @@ import {
   Page,
   Pager,
 } from '../../ui/components';
-import { CountBar, PassRate } from '../../ui/CountBar';
+import { CountBar, countsInWords, PassRate } from '../../ui/CountBar';
 import { usePagedRows } from '../../ui/paged-rows';
 import { nextSort, parseSort, useUrlState } from '../../ui/url-state';
 import { SearchField } from '../../ui/SearchField';
@@ -137,9 +137,7 @@ function RunSummary({
       <div className="card facts-row">
         <CountBar counts={run.counts} />
         <p>
-          {counted(run.counts.total, 'result')}: {n(run.counts.passed)} passed, {n(run.counts.failed)} failed,{' '}
-          {n(run.counts.broken)} broken, {n(run.counts.skipped)} skipped · pass rate{' '}
-          <PassRate counts={run.counts} /> ·{' '}
+          {countsInWords(run.counts)} · pass rate <PassRate counts={run.counts} /> ·{' '}
           {run.status === 'FINISHED' && run.finishedAt
             ? `finished ${formatDate(run.finishedAt)}, took ${formatDuration(run.startedAt, run.finishedAt)}`
             : `in progress since ${formatDate(run.startedAt)}`}
@@ -159,8 +157,6 @@ function RunSummary({
     </>
   );
 }
-
-const n = (count: number) => count.toLocaleString();
 
 /** `fn`, called at most once per `ms`: a burst of calls runs it at once and once more at the end. */
 function useThrottled(fn: () => void, ms: number): () => void {
