@@ -1,132 +1,36 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { AxeBuilder } from '@axe-core/playwright';
 import { generate } from 'otplib';
-import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { type BrowserContext, type Page } from 'playwright-core';
 import { eventually } from '../support/http.js';
-import { freePort, runService, type ServiceProcess, waitForHttp } from '../support/process.js';
-import { Scratch } from '../support/scratch.js';
 import { parseMessage, tokenIn } from '../support/smtp.js';
-
-/** Where the run's screenshots go (git-ignored; the README names it): every page at both widths. */
-const SHOTS = join(process.cwd(), 'screenshots');
-const WIDTHS = { desktop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } };
+import { ADMIN, SHOTS, WebHarness, WIDTHS } from './harness.js';
 
 describe('The web UI in Chromium, against the built service on embedded defaults', () => {
-  const scratch = new Scratch();
-  let proc: ServiceProcess;
-  let base: string;
-  let dataDir: string;
-  let adminPassword: string;
-  let browser: Browser;
-  const ADMIN = 'admin@tms.local';
-
-  beforeAll(async () => {
-    dataDir = scratch.dir('tms-ui-');
-    const port = await freePort();
-    proc = runService(['--dev-defaults'], {
-      SVC_DATA_DIR: dataDir,
-      PORT: String(port),
-      SVC_EMBEDDED_DB_PORT: String(await freePort()),
-    });
-    // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers accept on localhost over http.
-    base = `http://localhost:${port}`;
-    await waitForHttp(`${base}/api/health/ready`, proc);
-    adminPassword = readFileSync(join(dataDir, 'secrets', 'bootstrap-admin-password'), 'utf8').trim();
-    browser = await chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--no-sandbox'],
-    });
-    mkdirSync(SHOTS, { recursive: true });
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    proc?.child.kill('SIGTERM');
-    await proc?.exited;
-    scratch.cleanup();
-  });
-
-  /** A page at desktop width in a context of its own (its own cookies: another browser). */
-  async function newPage(context?: BrowserContext): Promise<Page> {
-    const ctx = context ?? (await browser.newContext({ viewport: WIDTHS.desktop }));
-    const page = await ctx.newPage();
-    page.on('pageerror', (error) => {
-      throw error;
-    });
-    return page;
-  }
-
-  async function signIn(page: Page, username: string, password: string): Promise<void> {
-    await page.goto(`${base}/sign-in`);
-    await page.getByLabel('Email or user name').fill(username);
-    await page.getByLabel('Password').fill(password);
-    await page.getByRole('button', { name: 'Sign in' }).click();
-  }
-
-  /** axe finds no serious or critical violation; then the page at both widths into screenshots/. */
-  async function check(page: Page, name: string): Promise<void> {
-    // Settled: no loading state left on the page.
-    // (A locator, not waitForFunction: the app's CSP refuses the evaluation of strings, as it should.)
-    await page.locator('.loading').first().waitFor({ state: 'detached' });
-    const { violations } = await new AxeBuilder({ page }).analyze();
-    const serious = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-    expect(serious.map((v) => `${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)).toEqual([]);
-    expect(await page.locator('main').count()).toBe(1);
-    expect(await page.title()).toMatch(/ · Test Management$/);
-    await shoot(page, name);
-  }
-
-  /** The page as it is now (a loading state too) at both widths, into screenshots/; never wider than the screen. */
-  async function shoot(page: Page, name: string): Promise<void> {
-    for (const [width, viewport] of Object.entries(WIDTHS)) {
-      await page.setViewportSize(viewport);
-      await page.screenshot({ path: join(SHOTS, `${name}-${width}.png`), fullPage: true });
-      // No sideways scrolling: wide tables scroll inside their own box.
-      const pageWidth = await page.locator('html').evaluate((html) => html.scrollWidth);
-      expect([name, width, pageWidth]).toEqual([name, width, viewport.width]);
-    }
-    await page.setViewportSize(WIDTHS.desktop);
-  }
-
-  /** The admin's API over fetch, for the data a test needs: `call(method, path, body)` answers the JSON body. */
-  async function adminApi(): Promise<
-    (method: string, path: string, body?: object) => Promise<{ id: number } | undefined>
-  > {
-    const { accessToken } = (await (
-      await fetch(`${base}/api/auth/login`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ username: ADMIN, password: adminPassword }),
-      })
-    ).json()) as { accessToken: string };
-    return async (method, path, body) => {
-      const res = await fetch(`${base}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${accessToken}`, 'content-type': 'application/json' },
-        body: body ? JSON.stringify(body) : undefined,
-      });
-      expect([path, res.ok]).toEqual([path, true]);
-      return res.status === 204 ? undefined : ((await res.json()) as { id: number });
-    };
-  }
+  const ui = new WebHarness();
+  const newPage = (context?: BrowserContext) => ui.newPage(context);
+  const signIn = (page: Page, username: string, password: string) => ui.signIn(page, username, password);
+  const check = (page: Page, name: string) => ui.check(page, name);
+  const shoot = (page: Page, name: string) => ui.shoot(page, name);
+  const adminApi = () => ui.api();
 
   it('signs the bootstrap admin in, shows the admin pages, and lists a failed sign-in in the audit', async () => {
     const page = await newPage();
-    await page.goto(base);
+    await page.goto(ui.base);
     await page.waitForURL(/\/sign-in/);
     await check(page, 'sign-in');
     await signIn(page, ADMIN, 'not the password');
     await page.getByRole('alert').waitFor();
     expect(await page.getByRole('alert').textContent()).toContain('Invalid username or password');
     await check(page, 'sign-in-error');
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     await check(page, 'projects-empty');
     await page.getByRole('link', { name: 'Admin' }).click();
     await page.getByRole('heading', { name: 'Users' }).waitFor();
     await check(page, 'admin-users');
-    await page.goto(`${base}/admin/audit?type=LOGIN_FAILURE`);
+    await page.goto(`${ui.base}/admin/audit?type=LOGIN_FAILURE`);
     await page.getByRole('cell', { name: 'LOGIN_FAILURE' }).first().waitFor();
     expect(await page.getByRole('cell', { name: ADMIN }).count()).toBeGreaterThan(0);
     await check(page, 'admin-audit');
@@ -138,20 +42,20 @@ describe('The web UI in Chromium, against the built service on embedded defaults
 
   it('lets an admin create a group and bind a project to it', async () => {
     const page = await newPage();
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     // A project to bind (the projects pages are part 2 of the UI).
     const token = await page.evaluate(async () => {
       const res = await fetch('/api/auth/refresh', { method: 'POST' });
       return ((await res.json()) as { accessToken: string }).accessToken;
     });
-    const project = await fetch(`${base}/api/projects`, {
+    const project = await fetch(`${ui.base}/api/projects`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ key: 'WEB', name: 'Web shop' }),
     });
     expect(project.status).toBe(201);
-    await page.goto(`${base}/admin/groups`);
+    await page.goto(`${ui.base}/admin/groups`);
     await page.getByLabel('New group name').fill('QA-Team');
     await page.getByRole('button', { name: 'Create group' }).click();
     await page.getByLabel('Project', { exact: true }).selectOption({ label: 'Web shop' });
@@ -164,18 +68,18 @@ describe('The web UI in Chromium, against the built service on embedded defaults
 
   it('registers a user through the mail outbox, who creates, uses and revokes an API key', async () => {
     const page = await newPage();
-    await page.goto(`${base}/register`);
+    await page.goto(`${ui.base}/register`);
     await check(page, 'register');
     await page.getByLabel('Full name').fill('Nora Newcomer');
     await page.getByLabel('Email').fill('nora@example.com');
     await page.getByRole('button', { name: 'Create account' }).click();
     await page.getByText('Check your inbox').waitFor();
-    const outbox = join(dataDir, 'outbox');
+    const outbox = join(ui.dataDir, 'outbox');
     const file = await eventually(async () =>
       existsSync(outbox) ? readdirSync(outbox).find((f) => f.endsWith('-verification.eml')) : undefined,
     );
     const link = tokenIn(parseMessage(readFileSync(join(outbox, file), 'utf8')));
-    await page.goto(`${base}/verify-email?token=${link}`);
+    await page.goto(`${ui.base}/verify-email?token=${link}`);
     await check(page, 'verify-email');
     await page.getByLabel('New password').fill('nora-long-passphrase');
     await page.getByLabel('Repeat the password').fill('nora-long-passphrase');
@@ -185,13 +89,13 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await signIn(page, 'nora@example.com', 'nora-long-passphrase');
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     expect(await page.getByRole('link', { name: 'Admin' }).count()).toBe(0);
-    await page.goto(`${base}/admin/users`);
+    await page.goto(`${ui.base}/admin/users`);
     await page.getByRole('heading', { name: 'Not allowed' }).waitFor();
     await check(page, 'admin-not-allowed');
-    await page.goto(`${base}/no/such/page`);
+    await page.goto(`${ui.base}/no/such/page`);
     await page.getByRole('heading', { name: 'Page not found' }).waitFor();
     await check(page, 'not-found');
-    await page.goto(`${base}/profile/api-keys`);
+    await page.goto(`${ui.base}/profile/api-keys`);
     await page.getByText('No API keys yet.').waitFor();
     await check(page, 'api-keys-empty');
     await page.getByLabel('Name', { exact: true }).fill('nightly CI');
@@ -203,20 +107,20 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.screenshot({ path: join(SHOTS, 'api-keys-created-dark.png'), fullPage: true });
     await page.emulateMedia({ colorScheme: 'light' });
-    const me = await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } });
+    const me = await fetch(`${ui.base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } });
     expect(((await me.json()) as { email: string }).email).toBe('nora@example.com');
     page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Revoke nightly CI' }).click();
     await page.getByText('No API keys yet.').waitFor();
-    expect((await fetch(`${base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(
-      401,
-    );
+    expect(
+      (await fetch(`${ui.base}/api/auth/me`, { headers: { authorization: `Bearer ${key}` } })).status,
+    ).toBe(401);
     await page.context().close();
   }, 90_000);
 
   it('accepts a workspace invitation from its mail, creating the account, and lets an admin disable it', async () => {
     const admin = await newPage();
-    await signIn(admin, ADMIN, adminPassword);
+    await signIn(admin, ADMIN, ui.adminPassword);
     await admin.getByRole('heading', { name: 'Projects' }).waitFor();
     const status = await admin.evaluate(async () => {
       const refreshed = (await (await fetch('/api/auth/refresh', { method: 'POST' })).json()) as {
@@ -230,7 +134,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       return res.status;
     });
     expect(status).toBe(202);
-    const outbox = join(dataDir, 'outbox');
+    const outbox = join(ui.dataDir, 'outbox');
     const file = await eventually(async () =>
       existsSync(outbox)
         ? readdirSync(outbox).find((f) => f.endsWith('-workspace-invitation.eml'))
@@ -238,7 +142,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     );
     const token = tokenIn(parseMessage(readFileSync(join(outbox, file), 'utf8')));
     const page = await newPage();
-    await page.goto(`${base}/invitations/accept?token=${token}`);
+    await page.goto(`${ui.base}/invitations/accept?token=${token}`);
     await check(page, 'accept-invitation');
     await page.getByLabel('Full name (new accounts)').fill('Ines Invited');
     await page.getByLabel('Password (new accounts)').fill('ines-long-passphrase');
@@ -247,7 +151,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await signIn(page, 'ines@example.com', 'ines-long-passphrase');
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
 
-    await admin.goto(`${base}/admin/users`);
+    await admin.goto(`${ui.base}/admin/users`);
     await admin.getByLabel('Search by name or email').fill('ines');
     await admin.getByRole('cell', { name: 'ines@example.com' }).waitFor();
     admin.once('dialog', (dialog) => void dialog.accept());
@@ -263,9 +167,9 @@ describe('The web UI in Chromium, against the built service on embedded defaults
   }, 90_000);
 
   it('keeps two tabs signed in when both reload at once over a slow network (they take turns to refresh)', async () => {
-    const context = await browser.newContext({ viewport: WIDTHS.desktop });
+    const context = await ui.browser.newContext({ viewport: WIDTHS.desktop });
     const [one, two] = [await newPage(context), await newPage(context)];
-    await signIn(one, ADMIN, adminPassword);
+    await signIn(one, ADMIN, ui.adminPassword);
     await one.getByRole('heading', { name: 'Projects' }).waitFor();
     // Latency makes the two tabs' refreshes on reload overlap: without the lock both would present the same
     // refresh token, the second would count as a reuse, and the family (both tabs) would be signed out.
@@ -279,7 +183,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
         uploadThroughput: -1,
       });
     }
-    await two.goto(`${base}/profile/api-keys`);
+    await two.goto(`${ui.base}/profile/api-keys`);
     await two.getByRole('heading', { name: 'API keys' }).waitFor();
     for (let i = 0; i < 4; i++) {
       await Promise.all([one.reload(), two.reload()]);
@@ -294,7 +198,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
 
   it("shows a project's runs live as results arrive through V1 and V2, and a run's failures with their trace", async () => {
     const page = await newPage();
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     await page.getByLabel('Key').fill('LIVEUI');
     await page.getByLabel('Name', { exact: true }).fill('Live UI');
@@ -340,7 +244,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await check(page, 'run-failures');
 
     // A JUnit report through the import page: progress, counts, then its run.
-    await page.goto(`${base}/projects/${projectId}`);
+    await page.goto(`${ui.base}/projects/${projectId}`);
     await page.getByRole('link', { name: 'Import a report' }).click();
     await page.getByRole('heading', { name: 'Import a report' }).waitFor();
     await check(page, 'import');
@@ -362,7 +266,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByText('at sell (shop.ts:7)').waitFor();
 
     // The test's history: a second import where it passes makes it flaky; a strip, a chart, its last failure.
-    await page.goto(`${base}/projects/${projectId}/import`);
+    await page.goto(`${ui.base}/projects/${projectId}/import`);
     await page.getByLabel('Drop a report here, or choose one').setInputFiles({
       name: 'TEST-shop-2.xml',
       mimeType: 'application/xml',
@@ -432,7 +336,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     );
 
     const page = await newPage();
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     const row = page.getByTestId(`project-${project.id}`);
     await row.getByRole('link', { name: 'main #42', exact: true }).waitFor();
     await row.getByText('22%').waitFor();
@@ -453,7 +357,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await check(page, 'project-runs-no-match');
 
     // A run: six failures of one cause are one group; the group filters the table; a trace opens beside it.
-    await page.goto(`${base}/runs/${head}`);
+    await page.goto(`${ui.base}/runs/${head}`);
     const groups = page.getByRole('region', { name: 'Failures by cause' });
     await groups.getByText('Connection refused: db:<n> after <n> ms').waitFor();
     await groups.getByText('6 tests · 6 broken').waitFor();
@@ -493,7 +397,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     expect(new URL(page.url()).search).toBe(`?change=REMOVED&base=${base1}`);
 
     // Members: the owner sees themself, invites a reporter by email.
-    await page.goto(`${base}/projects/${project.id}/members`);
+    await page.goto(`${ui.base}/projects/${project.id}/members`);
     await page.getByRole('cell', { name: /Administrator \(you\)/ }).waitFor();
     await page.getByLabel('Email').fill('reporter@example.com');
     await page.getByLabel('Role', { exact: true }).selectOption('REPORTER');
@@ -502,7 +406,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await check(page, 'members');
 
     // A run that does not exist: the API's message, not a blank page.
-    await page.goto(`${base}/runs/999999`);
+    await page.goto(`${ui.base}/runs/999999`);
     await page.getByRole('alert').filter({ hasText: 'Run 999999 not found' }).waitFor();
     expect(await page.getByRole('table').count()).toBe(0);
     await check(page, 'run-not-found');
@@ -526,7 +430,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       results: [{ name: 'boots', suite: 'Smoke', status: 'FAILED', message: 'timed out after 30 s' }],
     });
     const page = await newPage();
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
 
     // Every read of the run held until released: the page says what it is loading.
@@ -537,7 +441,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       await held;
       await route.continue();
     });
-    await page.goto(`${base}/runs/${run.id}`);
+    await page.goto(`${ui.base}/runs/${run.id}`);
     await page.getByRole('status').filter({ hasText: 'Loading the run' }).waitFor();
     await shoot(page, 'run-loading');
     release();
@@ -559,7 +463,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       await listHeld;
       await route.fulfill(UNAVAILABLE);
     });
-    await page.goto(`${base}/projects`);
+    await page.goto(`${ui.base}/projects`);
     await page.getByRole('status').filter({ hasText: 'Loading projects' }).waitFor();
     await shoot(page, 'projects-loading');
     releaseList();
@@ -570,7 +474,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
 
   it('enrols two-factor from the page, then signs in with a code and with a recovery code', async () => {
     const page = await newPage();
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
     await page.getByRole('link', { name: 'Security' }).click();
     await check(page, 'security-off');
@@ -591,7 +495,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     // With a code from the app: the next time step's (the activation used the current one, and a code is good
     // once; the service accepts one step of drift).
     await page.getByLabel('Email or user name').fill(ADMIN);
-    await page.getByLabel('Password').fill(adminPassword);
+    await page.getByLabel('Password').fill(ui.adminPassword);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByLabel('Code').waitFor();
     await check(page, 'sign-in-code');
@@ -601,11 +505,11 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.waitForURL(/\/sign-in/);
     // And with a recovery code, which is then used up.
-    await signIn(page, ADMIN, adminPassword);
+    await signIn(page, ADMIN, ui.adminPassword);
     await page.getByLabel('Code').fill(codes[0]);
     await page.getByRole('button', { name: 'Verify' }).click();
     await page.getByRole('heading', { name: 'Projects' }).waitFor();
-    await page.goto(`${base}/profile/security`);
+    await page.goto(`${ui.base}/profile/security`);
     await page.getByText('9 of 10 recovery codes left').waitFor();
     await page.context().close();
   }, 90_000);
