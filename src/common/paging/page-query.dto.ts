@@ -1,6 +1,7 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsInt, IsOptional, IsString, Matches, Max, Min } from 'class-validator';
+import { distinctList, MAX_LIST_VALUES } from '../query-list.js';
 
 export const MAX_PAGE_SIZE = 500;
 /** Far past any list's end at any size, yet page × size stays a safe integer for OFFSET. */
@@ -29,11 +30,12 @@ export class PageQueryDto {
   size?: number;
 
   @ApiPropertyOptional({
-    description: 'Sort order as `field,asc|desc`; repeatable. Only the fields each list documents.',
+    description: `Sort order as \`field,asc|desc\`; repeatable (at most ${MAX_LIST_VALUES} times; a field sorts by its first occurrence). Only the fields each list documents.`,
     type: [String],
+    maxItems: MAX_LIST_VALUES,
   })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) => (Array.isArray(value) ? value : [value]))
+  @Transform(distinctList('sort', { split: false }))
   @IsString({ each: true })
   @Matches(/^[A-Za-z][A-Za-z0-9]*(,(asc|desc|ASC|DESC))?$/, {
     each: true,

@@ -19,6 +19,13 @@ describe(pageRequest.name, () => {
     ]);
   });
 
+  it('sorts by a field given twice in its first order only', () => {
+    expect(pageRequest({ sort: ['name,desc', 'startedAt', 'name,asc', 'name'] }, sortable, fallback).sort).toEqual([
+      { field: 'name', direction: 'DESC' },
+      { field: 'startedAt', direction: 'ASC' },
+    ]);
+  });
+
   it('refuses fields outside the allow-list and names the allowed ones', () => {
     expect(() => pageRequest({ sort: ['password,asc'] }, sortable, fallback)).toThrow(AppError);
     expect(() => pageRequest({ sort: ['password,asc'] }, sortable, fallback)).toThrow(/name, startedAt/);

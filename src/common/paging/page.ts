@@ -45,7 +45,11 @@ export function pageRequest<F extends string>(
         `sort field '${field.length > 40 ? `${field.slice(0, 40)}…` : field}' is not supported; use one of: ${sortable.join(', ')}`,
       );
     }
-    sort.push({ field: field as F, direction: dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC' });
+    // A field sorted on again (`sort=name&sort=name,desc`) could change nothing: its first occurrence decides,
+    // and the ORDER BY holds each column once.
+    if (!sort.some((s) => s.field === field)) {
+      sort.push({ field: field as F, direction: dir.toLowerCase() === 'desc' ? 'DESC' : 'ASC' });
+    }
   }
   return { page, size, offset: page * size, sort: sort.length ? sort : defaultSort };
 }

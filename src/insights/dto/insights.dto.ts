@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
+import { distinctList, MAX_LIST_VALUES } from '../../common/query-list.js';
 import { RESULT_STATUSES } from '../../results/entities.js';
 import type { ResultStatus } from '../../results/entities.js';
 import { RunCountsDto, RunDto } from '../../results/dto/results.dto.js';
@@ -53,15 +54,10 @@ export class CompareTestsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     type: [String],
     enum: CHANGES,
-    description:
-      'Only tests that changed in these ways: repeatable or comma-separated; default: every way but UNCHANGED',
+    description: `Only tests that changed in these ways: repeatable or comma-separated, each counting once, at most ${MAX_LIST_VALUES} values; default: every way but UNCHANGED`,
   })
   @IsOptional()
-  @Transform(({ value }: { value: unknown }) =>
-    (Array.isArray(value) ? value : [value])
-      .flatMap((v) => (typeof v === 'string' ? v.split(',') : [v]))
-      .filter((v) => v !== ''),
-  )
+  @Transform(distinctList('change'))
   @IsIn(CHANGES, { each: true, message: `change must be one of: ${CHANGES.join(', ')}` })
   change?: Change[];
 }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, Matches, MinLength, Validate, ValidateNested, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
+import { distinctList, MAX_LIST_VALUES } from '../../common/query-list.js';
 import { RESULT_STATUSES } from '../entities.js';
 import type { ResultStatus, RunStatus } from '../entities.js';
 import { IsStorableText, IsTimestamp, MaxChars, STORABLE_TEXT_HINT, isStorableText } from '../../common/formats.js';
@@ -203,20 +204,14 @@ export class TestCaseDto {
   flaky: boolean;
 }
 
-/** `status=FAILED,BROKEN` or `status=FAILED&status=BROKEN`: any of them. */
-function toStatusList({ value }: { value: unknown }): unknown {
-  const items = Array.isArray(value) ? value : [value];
-  return items.flatMap((v) => (typeof v === 'string' ? v.split(',') : [v])).filter((v) => v !== '');
-}
-
 export class ResultsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     type: [String],
     enum: RESULT_STATUSES,
-    description: 'Only results of these statuses: repeatable, or comma-separated (`FAILED,BROKEN` for all failures)',
+    description: `Only results of these statuses: repeatable, or comma-separated (\`FAILED,BROKEN\` for all failures); each counts once, at most ${MAX_LIST_VALUES} values`,
   })
   @IsOptional()
-  @Transform(toStatusList)
+  @Transform(distinctList('status'))
   @IsIn(RESULT_STATUSES, { each: true, message: `status must be one of: ${RESULT_STATUSES.join(', ')}` })
   status?: ResultStatus[];
 
