@@ -22,6 +22,7 @@ import { createValidationPipe } from './common/validation.js';
 import { AppConfig } from './config/app-config.js';
 import { finishDocument } from './common/openapi.js';
 import { Metrics } from './health/metrics.js';
+import { cancelReadsOnDisconnect } from './database/read-cancellation.js';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -79,6 +80,7 @@ function configure(app: NestExpressApplication, config: AppConfig): void {
   app.set('query parser', 'simple');
   app.enableShutdownHooks();
   app.use(beforeRoutes(app, config));
+  app.use(cancelReadsOnDisconnect);
   app.useGlobalPipes(createValidationPipe());
   setUpOpenApi(app);
 }

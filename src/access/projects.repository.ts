@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
+import { withoutStatementTimeout } from '../database/statement-timeout.js';
 import { countsOf, RUN_SUMMARY_COLUMNS, type RunSummaryRow } from '../common/run-summary.js';
 import type { LatestRunDto } from './dto/project.dto.js';
 import { ProjectEntity, ProjectMemberEntity } from './entities.js';
@@ -110,8 +111,12 @@ export class ProjectsRepository {
     await this.db.getRepository(ProjectEntity).update({ id }, changes);
   }
 
+  /** With its runs, results and tests (ON DELETE CASCADE): may take longer than the statement timeout. */
   async delete(id: string): Promise<void> {
-    await this.db.getRepository(ProjectEntity).delete({ id });
+    await this.db.transaction(async (tx) => {
+      await withoutStatementTimeout(tx);
+      await tx.getRepository(ProjectEntity).delete({ id });
+    });
   }
 
   async members(projectId: string, page: PageRequest<MemberSortField>): Promise<[MemberRow[], number]> {

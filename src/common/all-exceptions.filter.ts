@@ -1,7 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import type { Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
-import { isDataException, sqlStateOf } from './db-errors.js';
+import { isDataException, QUERY_CANCELED, sqlStateOf } from './db-errors.js';
 import { errorBody } from './error-body.js';
 import { unavailablePart } from './outages.js';
 
@@ -25,6 +25,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
       throw exception;
     }
     const res = host.switchToHttp().getResponse<Response>();
+    if (sqlStateOf(exception) === QUERY_CANCELED) {
+      this.answerCancelled(exception as Error, res);
+      return;
+    }
     const refusedByDatabase = isDataException(exception);
     const away = refusedByDatabase ? undefined : unavailablePart(exception);
     const { status, message } = refusedByDatabase
@@ -52,6 +56,29 @@ export class AllExceptionsFilter implements ExceptionFilter {
       res.setHeader('Retry-After', String((exception instanceof AppError && exception.retryAfterSeconds) || 60));
     }
     res.status(status).json(errorBody(status, message));
+  }
+
+  /**
+   * A statement PostgreSQL cancelled: by the statement timeout (SVC_DB_STATEMENT_TIMEOUT), a 503 the client can act
+   * on; or because the read's client went away (cancelReadsOnDisconnect), when there is no one left to answer.
+   * Neither is a fault of the service, and neither gets a stack.
+   */
+  private answerCancelled(exception: Error, res: Response): void {
+    if (res.destroyed || res.headersSent) {
+      this.logger.debug(`A read whose client went away was cancelled: ${exception.message}`);
+      res.end();
+      return;
+    }
+    this.logger.warn(`503, a statement ran past the statement timeout: ${exception.message}`);
+    res.setHeader('Retry-After', '60');
+    res
+      .status(503)
+      .json(
+        errorBody(
+          503,
+          'The request took longer than the database allows and was cancelled; narrow it (a filter, a smaller page) or retry later',
+        ),
+      );
   }
 
   private describe(exception: unknown): { status: number; message: string } {

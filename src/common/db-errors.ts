@@ -22,3 +22,6 @@ export function isForeignKeyViolation(error: unknown): boolean {
 export function isDataException(error: unknown): boolean {
   return sqlStateOf(error)?.startsWith('22') === true;
 }
+
+/** PostgreSQL's query_canceled: by the statement timeout, or by a cancel request (a read whose client went away). */
+export const QUERY_CANCELED = '57014';

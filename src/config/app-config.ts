@@ -64,7 +64,14 @@ export class AppConfig {
   readonly live: { pingIntervalMs: number };
   /** Directory login: set when SVC_AUTH_LDAP_ENABLED=true (every required variable then checked at boot). */
   readonly ldap?: LdapSettings;
-  readonly db: { url?: string; poolSize: number; embeddedPort: number; embeddedDir: string };
+  readonly db: {
+    url?: string;
+    poolSize: number;
+    /** The longest a statement may run (SVC_DB_STATEMENT_TIMEOUT), in milliseconds; long writes opt out. */
+    statementTimeoutMs: number;
+    embeddedPort: number;
+    embeddedDir: string;
+  };
   readonly kv: { url?: string; prefix: string };
   readonly broker: { amqpUrl?: string; queue: string };
   /** The live-update relay: the broker's STOMP plugin when SVC_BROKER_STOMP_HOST is set, else in-process. */
@@ -114,6 +121,7 @@ export class AppConfig {
     this.db = {
       url: env.SVC_DB_URL,
       poolSize: env.SVC_DB_POOL_SIZE,
+      statementTimeoutMs: parseDurationSeconds(env.SVC_DB_STATEMENT_TIMEOUT)! * 1000,
       embeddedPort: env.SVC_EMBEDDED_DB_PORT,
       embeddedDir: join(this.dataDir, 'postgres'),
     };

@@ -128,6 +128,14 @@ export class EnvironmentVariables {
   @IsOptional() @IsString()
   SVC_BROKER_QUEUE: string = 'tms.ingest';
 
+  /**
+   * The longest one SQL statement may run (PostgreSQL's statement_timeout on the pool's connections); then it is
+   * cancelled and the request answers 503. Imports, run and project deletion and migrations are exempt.
+   */
+  @IsOptional()
+  @Validate(IsDuration)
+  SVC_DB_STATEMENT_TIMEOUT: string = '30s';
+
   // ---- live-update relay (the broker's STOMP plugin) ----
   @IsOptional() @Transform(emptyToUndefined) @IsString()
   SVC_BROKER_STOMP_HOST?: string;

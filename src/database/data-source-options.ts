@@ -8,7 +8,19 @@ import { ENTITIES } from './entities.js';
 // whatever TZ the process runs in.
 pg.defaults.parseInputDatesAsUTC = true;
 
-export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions {
+/**
+ * `statementTimeoutMs` (SVC_DB_STATEMENT_TIMEOUT) is PostgreSQL's statement_timeout, sent when each of the pool's
+ * connections starts: every statement gets it, so that no request, whichever path it takes, holds a connection for
+ * minutes. The pool-wide default rather than a SET around each read: a read costs no extra round trip, and a read
+ * added later cannot forget it. The writes that may rightly run longer (a whole report's import, deleting a run or
+ * a project with their results, migrations) lift it for their own transaction or session (withoutStatementTimeout,
+ * migrateUnderLock), which then ends with it. Left out (the migration CLI, tests' tools): no limit.
+ */
+export function dataSourceOptions(
+  url: string,
+  poolSize = 20,
+  statementTimeoutMs?: number,
+): DataSourceOptions {
   return {
     type: 'postgres',
     url,
@@ -24,6 +36,7 @@ export function dataSourceOptions(url: string, poolSize = 20): DataSourceOptions
       connectionTimeoutMillis: 10_000,
       idleTimeoutMillis: 30_000,
       application_name: 'tms',
+      ...(statementTimeoutMs ? { statement_timeout: statementTimeoutMs } : {}),
     },
   };
 }

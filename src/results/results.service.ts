@@ -186,7 +186,7 @@ export class ResultsService {
     fields: { name: string | (() => string); attributes: Record<string, string> },
     fill: (add: (items: ResultInput[]) => Promise<RunCounts>) => Promise<T>,
   ): Promise<{ run: RunDto; filled: T }> {
-    const outcome = await this.runs.transaction(async (tx) => {
+    const outcome = await this.runs.longTransaction(async (tx) => {
       const nameOf = () => (typeof fields.name === 'string' ? fields.name : fields.name());
       const created = await this.runs.createRun({ projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes }, tx);
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million

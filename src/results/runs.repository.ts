@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, ILike } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
+import { withoutStatementTimeout } from '../database/statement-timeout.js';
 import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
 export type RunSortField = 'startedAt' | 'name' | 'id';
@@ -59,6 +60,16 @@ export class RunsRepository {
   transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
     return this.db.transaction(work);
   }
+
+  /** A transaction that may rightly run longer than the statement timeout: a whole report's import. */
+  longTransaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (tx) => {
+      await withoutStatementTimeout(tx);
+      return work(tx);
+    });
+  }
+
+
 
   /** Creates the run, inside `tx` when given (an import stores its run and results in one transaction). */
   createRun(
@@ -127,9 +138,15 @@ export class RunsRepository {
     await this.db.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt });
   }
 
+  /** With its results (ON DELETE CASCADE): a run of a million results may take longer than the statement timeout. */
   async deleteRun(id: string): Promise<void> {
-    await this.db.getRepository(RunEntity).delete({ id });
+    await this.db.transaction(async (tx) => {
+      await withoutStatementTimeout(tx);
+      await tx.getRepository(RunEntity).delete({ id });
+    });
   }
+
+
 
   /** The run's results: by its index on (run_id, status, id); the other filters narrow the run's own results. */
   listResults(
