@@ -12,6 +12,7 @@ import { ResultIdBlocks1764630000000 } from './1764630000000-ResultIdBlocks.js';
 import { ResultsWithoutIdIndex1764640000000 } from './1764640000000-ResultsWithoutIdIndex.js';
 import { DirectoryIdentity1764650000000 } from './1764650000000-DirectoryIdentity.js';
 import { FailureKey1764660000000 } from './1764660000000-FailureKey.js';
+import { TestCasesOrder1795698000000 } from './1795698000000-TestCasesOrder.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -29,4 +30,5 @@ export const MIGRATIONS = [
   ResultsWithoutIdIndex1764640000000,
   DirectoryIdentity1764650000000,
   FailureKey1764660000000,
+  TestCasesOrder1795698000000,
 ];

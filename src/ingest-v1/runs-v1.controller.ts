@@ -15,6 +15,7 @@ import {
   RunDto,
   RunsQueryDto,
   TestCaseDto,
+  TestCasePageDto,
   TestsQueryDto,
 } from '../results/dto/results.dto.js';
 import { ResultsBatchPipe } from '../results/results-batch.validator.js';
@@ -108,8 +109,12 @@ export class RunsV1Controller {
 
   @Get('projects/:projectId/tests')
   @RequireProjectRole('VIEWER')
-  @ApiOperation({ summary: 'Test cases with last status and flakiness; `q` searches suite and name; sortable on suite, name, id (default suite,name)' })
-  @ApiOkResponse({ type: PageOf(TestCaseDto) })
+  @ApiOperation({
+    summary: 'Test cases with last status and flakiness; `q` searches suite and name; sortable on suite, name, id (default suite,name)',
+    description:
+      'The page also carries `nextCursor`: pass it as `cursor` for the next page, read from where this one ended (as fast at any depth, and no recount of the total).',
+  })
+  @ApiOkResponse({ type: TestCasePageDto })
   listTests(@Param('projectId') projectId: string, @Query() query: TestsQueryDto) {
     return this.results.listTests(projectId, query);
   }

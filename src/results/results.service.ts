@@ -14,6 +14,7 @@ import type {
   RunDto,
   RunsQueryDto,
   TestCaseDto,
+  TestCasePageDto,
   TestsQueryDto,
 } from './dto/results.dto.js';
 import type { ResultEntity, RunEntity } from './entities.js';
@@ -21,7 +22,8 @@ import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
 import { ResultsWriter } from './results.writer.js';
 
-import { RunsRepository, type TestCaseRow } from './runs.repository.js';
+import { RunsRepository, testKeyOrder, type TestCaseRow, type TestKey } from './runs.repository.js';
+import { decodeCursor, encodeCursor, orderOf } from './tests-cursor.js';
 
 /**
  * Test case ids a whole-run write keeps for the writer's cache, to be remembered once it has committed: enough
@@ -144,13 +146,44 @@ export class ResultsService {
     await this.runs.deleteRun(runId);
   }
 
-  async listTests(projectId: string, query: TestsQueryDto): Promise<Page<TestCaseDto>> {
+  /**
+   * A page of the project's tests, by `page` (OFFSET over an index-only scan: fast, yet growing with the depth) or
+   * by `cursor` (the previous page's nextCursor: read from its last key, no count). Every page gives its nextCursor.
+   */
+  async listTests(projectId: string, query: TestsQueryDto): Promise<TestCasePageDto> {
     const page = pageRequest(query, ['suite', 'name', 'id'] as const, [
       { field: 'suite', direction: 'ASC' },
       { field: 'name', direction: 'ASC' },
     ]);
-    const [rows, total] = await this.runs.listTests(projectId, { q: query.q }, page);
-    return toPage(rows.map(toTestCaseDto), total, page);
+    const keys = testKeyOrder(page.sort);
+    const list = { s: orderOf(keys), q: query.q ?? '' };
+    let from: { after?: TestKey; total?: number } = {};
+    let offset = page.offset;
+    if (query.cursor !== undefined) {
+      if (query.page !== undefined) {
+        throw AppError.validation(
+          'page and cursor cannot be given together: a cursor says where its page starts',
+        );
+      }
+      const cursor = decodeCursor(query.cursor, list);
+      from = { after: cursor.k, total: cursor.n };
+      offset = cursor.o;
+    }
+    const [rows, total] = await this.runs.listTests(projectId, { q: query.q }, page, from);
+    const last = rows.at(-1);
+    const more = last !== undefined && rows.length === page.size && offset + rows.length < total;
+    const nextCursor = more
+      ? encodeCursor({
+          ...list,
+          k: keys.map((k) => String(last[k.field])),
+          o: offset + rows.length,
+          n: total,
+        })
+      : null;
+    return {
+      ...toPage(rows.map(toTestCaseDto), total, { page: Math.floor(offset / page.size), size: page.size }),
+      nextCursor,
+    };
   }
 
   async getTest(projectId: string, testId: string): Promise<TestCaseDto> {

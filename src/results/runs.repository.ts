@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, ILike } from 'typeorm';
-import type { PageRequest } from '../common/paging/page.js';
+import type { PageRequest, SortOrder } from '../common/paging/page.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
 import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
@@ -47,6 +47,34 @@ export function containing(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** The sort key of a test case in a page's order: its values of the sorted fields, then its id. */
+export type TestKey = (string | number)[];
+
+/** The columns a page of tests is ordered by: the requested ones, then the id (ascending) to break ties. */
+export function testKeyOrder(sort: SortOrder<TestSortField>[]): SortOrder<TestSortField>[] {
+  return sort.some((s) => s.field === 'id') ? sort : [...sort, { field: 'id', direction: 'ASC' }];
+}
+
+/**
+ * `t` comes after `key` in the order `keys`. All one direction (the default suite, name, id): one row comparison,
+ * which the index range-scans from the key. Mixed directions: the same as one OR per column.
+ */
+function afterKey(keys: SortOrder<TestSortField>[], key: TestKey, params: unknown[]): string {
+  const placeholders = keys.map((k, i) => {
+    params.push(key[i]);
+    return `$${params.length}::${k.field === 'id' ? 'bigint' : 'text'}`;
+  });
+  if (keys.every((k) => k.direction === keys[0].direction)) {
+    const op = keys[0].direction === 'ASC' ? '>' : '<';
+    return `(${keys.map((k) => `t.${k.field}`).join(', ')}) ${op} (${placeholders.join(', ')})`;
+  }
+  const branches = keys.map((k, i) => {
+    const equal = keys.slice(0, i).map((e, j) => `t.${e.field} = ${placeholders[j]}`);
+    return `(${[...equal, `t.${k.field} ${k.direction === 'ASC' ? '>' : '<'} ${placeholders[i]}`].join(' AND ')})`;
+  });
+  return `(${branches.join(' OR ')})`;
+}
+
 export interface TestCaseRow extends TestCaseEntity {
   /** The status of the test's newest result. */
   lastStatus: ResultStatus | null;
@@ -68,7 +96,6 @@ export class RunsRepository {
       return work(tx);
     });
   }
-
 
 
   /** Creates the run, inside `tx` when given (an import stores its run and results in one transaction). */
@@ -147,7 +174,6 @@ export class RunsRepository {
   }
 
 
-
   /** The run's results: by its index on (run_id, status, id); the other filters narrow the run's own results. */
   listResults(
     runId: string,
@@ -209,22 +235,45 @@ export class RunsRepository {
   /**
    * Test cases with flakiness computed from their last 10 results: flaky when, on one code revision (the
    * `commit` attribute of the run, or all runs without one), the test both passed and failed, or passed on a retry.
+   *
+   * The page is chosen first, from test_cases alone, and only its rows are joined to their results: with the
+   * joins above the OFFSET, PostgreSQL computed last status and flakiness for every test it skipped, so page 2,550
+   * of 51,000 tests took 1.3-1.9 s. In the default order the choice is an index-only scan of
+   * ix_test_cases_project_order (project, suite, name, id); `after` (the sort key of the previous page's last row,
+   * see TestsCursor) starts the scan there instead of counting rows off. `total` given (carried by the cursor):
+   * no count.
    */
-  async listTests(projectId: string, by: { q?: string; id?: string }, page: PageRequest<TestSortField>): Promise<[TestCaseRow[], number]> {
-    const order = page.sort.map((s) => `t.${s.field === 'id' ? 'id' : s.field} ${s.direction}`).join(', ');
-    const params: unknown[] = [projectId, page.size, page.offset];
-    let filter = '';
+  async listTests(
+    projectId: string,
+    by: { q?: string; id?: string },
+    page: PageRequest<TestSortField>,
+    from: { after?: TestKey; total?: number } = {},
+  ): Promise<[TestCaseRow[], number]> {
+    const keys = testKeyOrder(page.sort);
+    const order = keys.map((k) => `t.${k.field} ${k.direction}`).join(', ');
+    const params: unknown[] = [projectId];
+    const filters: string[] = [];
     if (by.id) {
       params.push(by.id);
-      filter = `AND t.id = $4`;
+      filters.push(`t.id = $${params.length}`);
     } else if (by.q) {
       params.push(containing(by.q));
-      filter = `AND (t.suite ILIKE $4 OR t.name ILIKE $4)`;
+      filters.push(`(t.suite ILIKE $${params.length} OR t.name ILIKE $${params.length})`);
     }
+    const filter = filters.map((f) => ` AND ${f}`).join('');
+    const countParams = [...params];
+    let offset = page.offset;
+    if (from.after) {
+      filters.push(afterKey(keys, from.after, params));
+      offset = 0;
+    }
+    params.push(page.size, offset);
     const rows: TestCaseRow[] = await this.db.query(
       `SELECT t.id, t.suite, t.name, l.status AS "lastStatus",
               COALESCE(f.flaky, false) AS "flakyNow"
-         FROM test_cases t
+         FROM (SELECT t.id, t.suite, t.name FROM test_cases t
+                WHERE t.project_id = $1${filters.map((f) => ` AND ${f}`).join('')}
+                ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) t
          LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id ORDER BY id DESC LIMIT 1) l ON true
          LEFT JOIN LATERAL (
            SELECT bool_or(passed AND failed) OR bool_or(retried_pass) AS flaky FROM (
@@ -235,14 +284,15 @@ export class RunsRepository {
               GROUP BY COALESCE(ru.attributes->>'commit', '')
            ) per_revision
          ) f ON true
-        WHERE t.project_id = $1 ${filter}
-        ORDER BY ${order}, t.id
-        LIMIT $2 OFFSET $3`,
+        ORDER BY ${order}`,
       params,
     );
+    if (from.total !== undefined) {
+      return [rows, from.total];
+    }
     const [{ n }]: { n: string }[] = await this.db.query(
-      `SELECT count(*) AS n FROM test_cases t WHERE t.project_id = $1 ${filter.replaceAll('$4', '$2')}`,
-      filter ? [projectId, params[3]] : [projectId],
+      `SELECT count(*) AS n FROM test_cases t WHERE t.project_id = $1${filter}`,
+      countParams,
     );
     return [rows, Number(n)];
   }

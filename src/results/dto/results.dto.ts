@@ -258,4 +258,29 @@ export class TestsQueryDto extends PageQueryDto {
   @MaxChars(200)
   @IsStorableText()
   q?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'The `nextCursor` of the previous page (same `sort`, `q`): the next page, read from where that one ended, as fast however deep. Not with `page`.',
+  })
+  @IsOptional()
+  @IsString({ message: 'cursor must be a single string' })
+  @MaxChars(16_000)
+  cursor?: string;
+}
+
+export class TestCasePageDto {
+  @ApiProperty({ type: [TestCaseDto] }) content: TestCaseDto[];
+  @ApiProperty({ example: 0 }) page: number;
+  @ApiProperty({ example: 20 }) size: number;
+  @ApiProperty({ example: 153, description: 'With a cursor: as counted for the first page of the list' })
+  totalElements: number;
+  @ApiProperty({ example: 8 }) totalPages: number;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      'Pass as `cursor` (with the same `sort`, `q`, `size`) for the next page; null on the last page',
+  })
+  nextCursor: string | null;
 }
