@@ -9,6 +9,16 @@ import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
 import * as live from './live.mjs';
 import * as loginLatency from './login-latency.mjs';
+import * as testsPaging from './tests-paging.mjs';
 import * as web from './web.mjs';
 
-export const sections = [jwtMeVsBare, apitokenMeVsJwt, loginLatency, ingest, importReports, live, web];
+export const sections = [
+  jwtMeVsBare,
+  apitokenMeVsJwt,
+  loginLatency,
+  ingest,
+  importReports,
+  live,
+  web,
+  testsPaging,
+];
