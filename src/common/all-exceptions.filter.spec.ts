@@ -66,6 +66,17 @@ describe(AllExceptionsFilter.name, () => {
     expect(answer(new Error('Cannot read properties of undefined')).status).toBe(500);
   });
 
+  it('answers a statement cancelled by the statement timeout with a 503 that shows no SQL', () => {
+    const { status, body } = answer(databaseError('57014', 'canceling statement due to statement timeout'));
+    expect(status).toBe(503);
+    expect(body).toEqual({
+      status: 503,
+      error: 'Service Unavailable',
+      message: expect.stringMatching(/took longer than the database allows/),
+    });
+    expect(JSON.stringify(body)).not.toMatch(/canceling|statement timeout/);
+  });
+
   it('answers an AppError with its own status and message', () => {
     expect(answer(AppError.conflict('Run 4 is finished'))).toEqual({
       status: 409,
