@@ -78,7 +78,8 @@ export class ProjectsService {
   async delete(user: AuthUser, projectId: string, ip: string): Promise<void> {
     const project = await this.found(projectId);
     await this.projects.delete(projectId);
-    this.audit({ type: 'PROJECT_DELETED', actorId: user.id, ip, target: `project:${projectId}`, details: { key: project.key } });
+    // The name goes into the event: once the project is gone, the trail can no longer look it up.
+    this.audit({ type: 'PROJECT_DELETED', actorId: user.id, ip, target: `project:${projectId}`, details: { key: project.key, name: project.name } });
   }
 
   async members(projectId: string, query: PageQueryDto): Promise<Page<ProjectMemberDto>> {

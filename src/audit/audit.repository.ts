@@ -14,6 +14,13 @@ export interface AuditFilter {
 
 export type AuditSortField = 'at' | 'id' | 'type';
 
+/** The ids a page of events names, by kind: the targets it concerns and the actors it has no email for. */
+export interface LabelIds {
+  projects: string[];
+  groups: string[];
+  users: string[];
+}
+
 @Injectable()
 export class AuditRepository {
   constructor(@InjectRepository(AuditEventEntity) private readonly events: Repository<AuditEventEntity>) {}
@@ -72,5 +79,23 @@ export class AuditRepository {
       query.addOrderBy('e.id', 'DESC');
     }
     return query.offset(page.offset).limit(page.size).getManyAndCount();
+  }
+
+  /**
+   * What people call the things a page of events names, in one query for the whole page (never one a row): a
+   * project's and a group's name, a user's email, keyed `project:1`, `group:2`, `user:3` as targets are written.
+   * Ids that are gone (a deleted project) are simply absent.
+   */
+  async labels(ids: LabelIds): Promise<Map<string, string>> {
+    if (!ids.projects.length && !ids.groups.length && !ids.users.length) {
+      return new Map();
+    }
+    const rows: { key: string; label: string }[] = await this.events.query(
+      `SELECT 'project:' || id AS key, name AS label FROM projects WHERE id = ANY($1::bigint[])
+       UNION ALL SELECT 'group:' || id, name FROM groups WHERE id = ANY($2::bigint[])
+       UNION ALL SELECT 'user:' || id, email FROM users WHERE id = ANY($3::bigint[])`,
+      [ids.projects, ids.groups, ids.users],
+    );
+    return new Map(rows.map((r) => [r.key, r.label]));
   }
 }

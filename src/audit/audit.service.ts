@@ -5,7 +5,8 @@ import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import { AuditEventEntity } from './audit-event.entity.js';
 import { AUDIT_EVENT } from './audit.events.js';
 import type { AuditRecord } from './audit.events.js';
-import { AuditRepository, AuditSortField } from './audit.repository.js';
+import { UserCache } from '../users/user-cache.js';
+import { AuditRepository, AuditSortField, LabelIds } from './audit.repository.js';
 import { AuditEventDto, AuditQueryDto } from './dto/audit-event.dto.js';
 
 const SORTABLE: readonly AuditSortField[] = ['at', 'id', 'type'];
@@ -15,7 +16,10 @@ export class AuditService implements BeforeApplicationShutdown {
   private readonly logger = new Logger('Audit');
   private readonly pending = new Set<Promise<void>>();
 
-  constructor(private readonly repository: AuditRepository) {}
+  constructor(
+    private readonly repository: AuditRepository,
+    private readonly users: UserCache,
+  ) {}
 
   @OnEvent(AUDIT_EVENT, { async: true, promisify: true })
   record(event: AuditRecord): Promise<void> {
@@ -31,6 +35,10 @@ export class AuditService implements BeforeApplicationShutdown {
 
   private async write(event: AuditRecord): Promise<void> {
     try {
+      // Most features name only the actor's id: the trail keeps the address it had then, as the API promises.
+      if (event.actorId && !event.actorEmail) {
+        event = { ...event, actorEmail: (await this.users.get(event.actorId))?.email ?? null };
+      }
       if (event.aggregateKey) {
         await this.repository.upsertAggregate({ ...event, aggregateKey: event.aggregateKey });
       } else {
@@ -49,20 +57,60 @@ export class AuditService implements BeforeApplicationShutdown {
     if (from && to && from > to) {
       throw AppError.validation('from must not be after to');
     }
-    const [rows, total] = await this.repository.list({ type: query.type, actorId: query.actorId, from, to }, page);
-    return toPage(rows.map(toAuditEventDto), total, page);
+    const [rows, total] = await this.repository.list(
+      { type: query.type, actorId: query.actorId, from, to },
+      page,
+    );
+    const labels = await this.repository.labels(labelIds(rows));
+    return toPage(
+      rows.map((e) => toAuditEventDto(e, labels)),
+      total,
+      page,
+    );
   }
 }
 
-function toAuditEventDto(e: AuditEventEntity): AuditEventDto {
+/** Targets whose `kind:id` names a row people know by name (projects, groups) or by email (users). */
+const LABELLED = /^(project|group|user):(\d{1,18})$/;
+
+/** The ids a page names: its labelled targets, and the actors recorded without an email (events from before it was kept). */
+function labelIds(rows: AuditEventEntity[]): LabelIds {
+  const ids: Record<'project' | 'group' | 'user', Set<string>> = {
+    project: new Set(),
+    group: new Set(),
+    user: new Set(),
+  };
+  for (const e of rows) {
+    const target = e.target ? LABELLED.exec(e.target) : null;
+    if (target) {
+      ids[target[1] as keyof typeof ids].add(target[2]);
+    }
+    if (e.actorId !== null && !e.actorEmail) {
+      ids.user.add(e.actorId);
+    }
+  }
+  return { projects: [...ids.project], groups: [...ids.group], users: [...ids.user] };
+}
+
+/** A labelled target's name, or, when its row is gone, what it was with "(deleted)": never a bare `project:1`. */
+function targetLabel(target: string | null, labels: Map<string, string>): string | null {
+  const match = target ? LABELLED.exec(target) : null;
+  if (!match) {
+    return null;
+  }
+  return labels.get(target!) ?? `${match[1]} #${match[2]} (deleted)`;
+}
+
+function toAuditEventDto(e: AuditEventEntity, labels: Map<string, string>): AuditEventDto {
   return {
     id: Number(e.id),
     at: e.at.toISOString(),
     type: e.type,
     actorId: e.actorId === null ? null : Number(e.actorId),
-    actorEmail: e.actorEmail,
+    actorEmail: e.actorEmail ?? (e.actorId === null ? null : (labels.get(`user:${e.actorId}`) ?? null)),
     ip: e.ip,
     target: e.target,
+    targetLabel: targetLabel(e.target, labels),
     details: e.details,
   };
 }

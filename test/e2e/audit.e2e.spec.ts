@@ -39,6 +39,7 @@ describe('GET /api/admin/audit', () => {
       actorEmail: null,
       ip: null,
       target: null,
+      targetLabel: null,
       details: {},
     });
   });

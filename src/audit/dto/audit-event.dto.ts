@@ -17,14 +17,33 @@ export class AuditEventDto {
   @ApiProperty({ type: Number, nullable: true })
   actorId: number | null;
 
-  @ApiProperty({ type: String, nullable: true })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description:
+      "The actor's email when the event happened (or, for events recorded without it, the user's current one)",
+  })
   actorEmail: string | null;
 
   @ApiProperty({ type: String, nullable: true, description: "The client's address" })
   ip: string | null;
 
-  @ApiProperty({ type: String, nullable: true, description: 'What the event concerns (an endpoint, a user, ...)' })
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'What the event concerns (an endpoint, a user, ...)',
+  })
   target: string | null;
+
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    example: 'Web shop',
+    description:
+      "The target as people know it: a project's or group's name, a user's email; `project #1 (deleted)` when " +
+      'it no longer exists; null for other targets (an endpoint, the subscription)',
+  })
+  targetLabel: string | null;
 
   @ApiProperty({ type: 'object', additionalProperties: true })
   details: Record<string, unknown>;

@@ -236,7 +236,10 @@ export interface AuditEvent {
   actorId: number | null;
   actorEmail: string | null;
   ip: string | null;
+  /** What the event concerns, as the service writes it: `project:1`, `group:2`, `user:3`, an endpoint, ... */
   target: string | null;
+  /** The target as people know it (a project's name, a user's email, `project #1 (deleted)`); null for others. */
+  targetLabel: string | null;
   details: Record<string, unknown>;
 }
 
