@@ -88,6 +88,13 @@ export interface GroupMember {
 
 export type ProjectRole = 'VIEWER' | 'REPORTER' | 'MAINTAINER' | 'OWNER';
 
+/** The project roles, least first: each may do what the ones before it may. */
+export const ROLES: readonly ProjectRole[] = ['VIEWER', 'REPORTER', 'MAINTAINER', 'OWNER'];
+
+/** Whether `role` may do what `needed` may (the API's own rule; a platform admin's role is OWNER). */
+export const roleAtLeast = (role: ProjectRole, needed: ProjectRole): boolean =>
+  ROLES.indexOf(role) >= ROLES.indexOf(needed);
+
 export interface LatestRun {
   id: number;
   name: string;

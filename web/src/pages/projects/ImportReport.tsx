@@ -1,8 +1,10 @@
+import { useQuery } from '@tanstack/react-query';
 import { type DragEvent, type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
+import { type Project, roleAtLeast } from '../../api/client';
 import { ApiError } from '../../api/session';
-import { useSession } from '../../session-context';
-import { counted, ErrorMessage, Field, Page } from '../../ui/components';
+import { useApi, useSession } from '../../session-context';
+import { counted, ErrorMessage, Field, Loading, Page } from '../../ui/components';
 import { outcomesInWords } from '../../ui/CountBar';
 
 const FORMATS = ['auto', 'junit', 'testng', 'nunit', 'xunit', 'trx', 'cucumber', 'ctrf'];
@@ -52,10 +54,51 @@ function upload(
   });
 }
 
-/** Import a report (the recommended way in): a file or an archive, its format named or detected, with progress. */
+/**
+ * Import a report into a project (the recommended way in), for its REPORTERs and up: anyone else is told which role
+ * it takes before choosing a file, not by a 403 after uploading it.
+ */
 export function ImportReport() {
-  const { session } = useSession();
+  const api = useApi();
   const projectId = Number(useParams().projectId);
+  const project = useQuery({ queryKey: ['project', projectId], queryFn: () => api.getProject(projectId) });
+  if (project.isPending || project.error) {
+    return (
+      <Page title="Import a report">
+        <BackToRuns projectId={projectId} />
+        {project.isPending ? <Loading what="Loading the project" /> : <ErrorMessage error={project.error} />}
+      </Page>
+    );
+  }
+  const { name, role } = project.data;
+  return (
+    <Page title={`Import a report into ${name}`}>
+      <BackToRuns projectId={projectId} />
+      {roleAtLeast(role, 'REPORTER') ? (
+        <ImportForm project={project.data} />
+      ) : (
+        <p className="card narrow">
+          You need the Reporter role to import reports into {name}. You are a {role.toLowerCase()} here: a
+          project owner can change that on the project's{' '}
+          <Link to={`/projects/${projectId}/members`}>members page</Link>.
+        </p>
+      )}
+    </Page>
+  );
+}
+
+function BackToRuns({ projectId }: { projectId: number }) {
+  return (
+    <p>
+      <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
+    </p>
+  );
+}
+
+/** A file or an archive, its format named or detected, sent with progress. */
+function ImportForm({ project }: { project: Project }) {
+  const { session } = useSession();
+  const projectId = project.id;
   const [file, setFile] = useState<File | undefined>();
   const [format, setFormat] = useState('auto');
   const [runName, setRunName] = useState('');
@@ -101,11 +144,13 @@ export function ImportReport() {
   };
 
   return (
-    <Page title="Import a report">
-      <p>
-        <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
-      </p>
-      <form className="card" onSubmit={(e) => void submit(e)} noValidate aria-label="Import a report">
+    <>
+      <form
+        className="card"
+        onSubmit={(e) => void submit(e)}
+        noValidate
+        aria-label={`Import a report into ${project.name}`}
+      >
         {/* Dropping is a pointer shortcut: the file input inside is the control for keyboards and screen readers. */}
         {/* eslint-disable-next-line jsx-a11y-x/no-static-element-interactions */}
         <div
@@ -171,6 +216,6 @@ export function ImportReport() {
           </p>
         </section>
       ) : null}
-    </Page>
+    </>
   );
 }
