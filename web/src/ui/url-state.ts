@@ -61,3 +61,16 @@ export function nextSort(sort: string, field: string): string {
   }
   return current.direction === 'asc' ? `${field},desc` : '';
 }
+
+/**
+ * A sort as people read it, by the column's label: "by Duration descending". Empty when the view keeps its default
+ * order. A field with no column (a hand-edited URL) is named as it is rather than hidden.
+ */
+export function sortInWords(sort: string, columns: readonly { field: string; label: string }[]): string {
+  const current = parseSort(sort);
+  if (!current) {
+    return '';
+  }
+  const label = columns.find((c) => c.field === current.field)?.label ?? current.field;
+  return `by ${label} ${current.direction === 'asc' ? 'ascending' : 'descending'}`;
+}

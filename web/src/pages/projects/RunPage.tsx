@@ -20,7 +20,7 @@ import {
 } from '../../ui/components';
 import { CountBar, countsInWords, PassRate } from '../../ui/CountBar';
 import { usePagedRows } from '../../ui/paged-rows';
-import { nextSort, parseSort, useUrlState } from '../../ui/url-state';
+import { nextSort, parseSort, sortInWords, useUrlState } from '../../ui/url-state';
 import { SearchField } from '../../ui/SearchField';
 import { Attributes } from './ProjectRuns';
 
@@ -387,7 +387,7 @@ function ResultsTable({
         <p className="hint" aria-live="polite">
           {total === 0
             ? 'No results match.'
-            : `${counted(total, 'result')}${sort ? `, by ${sort.field} ${sort.direction === 'asc' ? 'ascending' : 'descending'}` : ''}`}
+            : [counted(total, 'result'), sortInWords(filters.sort, COLUMNS)].filter(Boolean).join(', ')}
         </p>
       )}
       <ErrorMessage error={rows.error} />
