@@ -3,6 +3,7 @@ import { type FormEvent, useState } from 'react';
 import type { CreatedApiKey } from '../../api/client';
 import { useApi } from '../../session-context';
 import { ErrorMessage, Field, formatDate, Loaded, noItems, Notice, Page } from '../../ui/components';
+import { outcomeOf, said } from '../../ui/outcome';
 
 export function ApiKeys() {
   const api = useApi();
@@ -27,6 +28,8 @@ export function ApiKeys() {
     mutationFn: (id: number) => api.revokeApiKey(id),
     onSuccess: () => void queries.invalidateQueries({ queryKey: ['api-keys'] }),
   });
+  // The new key's panel is no notice: it holds a secret shown once, and stays until its owner says it is copied.
+  const outcome = outcomeOf({ create: said(create), revoke: said(revoke) });
 
   const submit = (event: FormEvent) => {
     event.preventDefault();
@@ -59,7 +62,7 @@ export function ApiKeys() {
             onChange={(e) => setExpires(e.target.value)}
           />
         </div>
-        <ErrorMessage error={create.error} />
+        <ErrorMessage error={outcome.errorOf('create')} />
         <button type="submit" disabled={create.isPending || !name.trim()}>
           Create key
         </button>
@@ -88,7 +91,7 @@ export function ApiKeys() {
         </div>
       ) : null}
       <h2>Your keys</h2>
-      <ErrorMessage error={revoke.error} />
+      <ErrorMessage error={outcome.errorOf('revoke')} />
       <Loaded query={keys} what="Loading keys" isEmpty={noItems} empty={<>No API keys yet.</>}>
         {(data) => (
           <div className="table-wrap">

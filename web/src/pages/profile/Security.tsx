@@ -3,6 +3,7 @@ import { type FormEvent, useState } from 'react';
 import type { Enrolment } from '../../api/client';
 import { useApi, useMe } from '../../session-context';
 import { ErrorMessage, Field, Loading, Notice, Page } from '../../ui/components';
+import { outcomeOf, said } from '../../ui/outcome';
 
 /** Two-factor authentication: status, enrolment (QR code, secret, recovery codes), activation, disabling. */
 export function Security() {
@@ -12,7 +13,6 @@ export function Security() {
   const status = useQuery({ queryKey: ['2fa'], queryFn: () => api.twoFactorStatus() });
   const [enrolment, setEnrolment] = useState<Enrolment | undefined>();
   const [code, setCode] = useState('');
-  const [message, setMessage] = useState<string | undefined>();
   const refresh = () => {
     setCode('');
     void queries.invalidateQueries({ queryKey: ['2fa'] });
@@ -20,22 +20,23 @@ export function Security() {
   };
   const enrol = useMutation({
     mutationFn: () => api.enrolTwoFactor(),
-    onSuccess: (e) => (setEnrolment(e), setMessage(undefined)),
+    onSuccess: (e) => setEnrolment(e),
   });
   const activate = useMutation({
     mutationFn: () => api.activateTwoFactor(code.trim()),
     onSuccess: () => {
       setEnrolment(undefined);
-      setMessage('Two-factor authentication is on. Signing in now asks for a code.');
       refresh();
     },
   });
   const disable = useMutation({
     mutationFn: () => api.disableTwoFactor(code.trim()),
-    onSuccess: () => {
-      setMessage('Two-factor authentication is off.');
-      refresh();
-    },
+    onSuccess: refresh,
+  });
+  const outcome = outcomeOf({
+    enrol: said(enrol),
+    activate: said(activate, () => 'Two-factor authentication is on. Signing in now asks for a code.'),
+    disable: said(disable, () => 'Two-factor authentication is off.'),
   });
 
   const download = (codes: string[]) => {
@@ -53,7 +54,7 @@ export function Security() {
         <Notice>Your password belongs to the directory (LDAP): change it there, not here.</Notice>
       ) : null}
       <h2>Two-factor authentication</h2>
-      {message ? <Notice>{message}</Notice> : null}
+      {outcome.notice ? <Notice>{outcome.notice}</Notice> : null}
       {status.isPending ? (
         <Loading />
       ) : status.error ? (
@@ -79,7 +80,7 @@ export function Security() {
             onChange={(e) => setCode(e.target.value)}
             hint="To turn two-factor off, enter a code from your app (not a recovery code)."
           />
-          <ErrorMessage error={disable.error} />
+          <ErrorMessage error={outcome.errorOf('disable')} />
           <button
             type="submit"
             className="danger"
@@ -144,7 +145,7 @@ export function Security() {
               />
             </li>
           </ol>
-          <ErrorMessage error={activate.error} />
+          <ErrorMessage error={outcome.errorOf('activate')} />
           <button type="submit" disabled={activate.isPending || !/^\d{6}$/.test(code.trim())}>
             Activate
           </button>
@@ -155,7 +156,7 @@ export function Security() {
             <strong>Off.</strong> With two-factor on, signing in also asks for a code from an authenticator
             app.
           </p>
-          <ErrorMessage error={enrol.error} />
+          <ErrorMessage error={outcome.errorOf('enrol')} />
           <button type="button" onClick={() => enrol.mutate()} disabled={enrol.isPending}>
             Set up two-factor
           </button>

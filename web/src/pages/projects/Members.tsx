@@ -1,13 +1,13 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import type { Member, ProjectRole } from '../../api/client';
+import { type Member, type ProjectRole, roleAtLeast, ROLES } from '../../api/client';
 import { useApi, useMe } from '../../session-context';
-import { ErrorMessage, Field, Loaded, noItems, Notice, Page, Pager } from '../../ui/components';
+import { Field, Loaded, noItems, Page, Pager } from '../../ui/components';
+import { type Outcome, outcomeOf, OutcomeLine, said } from '../../ui/outcome';
 import { useUrlState } from '../../ui/url-state';
 
-const ROLES: ProjectRole[] = ['VIEWER', 'REPORTER', 'MAINTAINER', 'OWNER'];
-const RANK: Record<ProjectRole, number> = { VIEWER: 0, REPORTER: 1, MAINTAINER: 2, OWNER: 3 };
+type Action = 'update' | 'remove' | 'invite';
 
 /**
  * A project's members with their role and where it comes from (direct, or a group). OWNERs change direct roles and
@@ -28,29 +28,29 @@ export function Members() {
   });
   const role = project.data?.role;
   const owner = role === 'OWNER';
-  const [changed, setChanged] = useState<string>();
   const update = useMutation({
     mutationFn: ({ member, role }: { member: Member; role: ProjectRole }) =>
       api.setMember(projectId, member.userId, role),
-    onSuccess: (_, { member, role }) => {
-      setChanged(`${member.fullName || member.email} is now ${role.toLowerCase()}.`);
-      void queries.invalidateQueries({ queryKey: ['members', projectId] });
-    },
+    onSuccess: () => void queries.invalidateQueries({ queryKey: ['members', projectId] }),
   });
   const remove = useMutation({
     mutationFn: (member: Member) => api.removeMember(projectId, member.userId),
-    onSuccess: (_, member) => {
-      setChanged(`${member.fullName || member.email} was removed.`);
-      void queries.invalidateQueries({ queryKey: ['members', projectId] });
-    },
+    onSuccess: () => void queries.invalidateQueries({ queryKey: ['members', projectId] }),
+  });
+  const invite = useMutation({
+    mutationFn: ({ email, role }: { email: string; role: ProjectRole }) => api.invite(projectId, email, role),
+  });
+  const outcome = outcomeOf<Action>({
+    update: said(update, (_, { member, role }) => `${nameOf(member)} is now ${role.toLowerCase()}.`),
+    remove: said(remove, (_, member) => `${nameOf(member)} was removed.`),
+    invite: said(invite, (_, { email, role }) => `Invitation sent to ${email} as ${role.toLowerCase()}.`),
   });
   return (
     <Page title={project.data ? `Members of ${project.data.name}` : 'Members'}>
       <nav className="links" aria-label="Project">
         <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
       </nav>
-      {changed ? <Notice>{changed}</Notice> : null}
-      <ErrorMessage error={update.error ?? remove.error} />
+      <OutcomeLine of={outcome} only={['update', 'remove']} />
       <Loaded query={members} what="Loading members" isEmpty={noItems} empty="No members.">
         {(data) => (
           <>
@@ -125,24 +125,33 @@ export function Members() {
           </>
         )}
       </Loaded>
-      {role && RANK[role] >= RANK.MAINTAINER ? <Invite projectId={projectId} role={role} /> : null}
+      {role && roleAtLeast(role, 'MAINTAINER') ? (
+        <Invite
+          role={role}
+          outcome={outcome}
+          onInvite={(email, role, sent) => invite.mutate({ email, role }, { onSuccess: sent })}
+        />
+      ) : null}
     </Page>
   );
 }
 
+const nameOf = (member: Member) => member.fullName || member.email;
+
 /** Invite by email with a role (at most the inviter's own): a mail with a link, that joins or creates the account. */
-function Invite({ projectId, role }: { projectId: number; role: ProjectRole }) {
-  const api = useApi();
+function Invite({
+  role,
+  outcome,
+  onInvite,
+}: {
+  role: ProjectRole;
+  outcome: Outcome<Action>;
+  /** Sends the invitation; `sent` once it has gone. */
+  onInvite: (email: string, role: ProjectRole, sent: () => void) => void;
+}) {
   const [email, setEmail] = useState('');
   const [invitedRole, setInvitedRole] = useState<ProjectRole>('VIEWER');
-  const [sent, setSent] = useState<string>();
-  const invite = useMutation({
-    mutationFn: () => api.invite(projectId, email.trim(), invitedRole),
-    onSuccess: () => {
-      setSent(`Invitation sent to ${email.trim()} as ${invitedRole.toLowerCase()}.`);
-      setEmail('');
-    },
-  });
+  const sending = outcome.latest === 'invite' && outcome.pending;
   return (
     <form
       className="card"
@@ -150,8 +159,8 @@ function Invite({ projectId, role }: { projectId: number; role: ProjectRole }) {
       noValidate
       onSubmit={(e: FormEvent) => {
         e.preventDefault();
-        setSent(undefined);
-        invite.mutate();
+        // The address stays in the box until the invitation has gone: a refused one can be corrected.
+        onInvite(email.trim(), invitedRole, () => setEmail(''));
       }}
     >
       <h2>Invite someone</h2>
@@ -171,7 +180,7 @@ function Invite({ projectId, role }: { projectId: number; role: ProjectRole }) {
             value={invitedRole}
             onChange={(e) => setInvitedRole(e.target.value as ProjectRole)}
           >
-            {ROLES.filter((r) => RANK[r] <= RANK[role]).map((r) => (
+            {ROLES.filter((r) => roleAtLeast(role, r)).map((r) => (
               <option key={r} value={r}>
                 {r.toLowerCase()}
               </option>
@@ -179,9 +188,8 @@ function Invite({ projectId, role }: { projectId: number; role: ProjectRole }) {
           </select>
         </div>
       </div>
-      <ErrorMessage error={invite.error} />
-      {sent ? <Notice>{sent}</Notice> : null}
-      <button type="submit" disabled={invite.isPending || !email.trim()}>
+      <OutcomeLine of={outcome} only={['invite']} />
+      <button type="submit" disabled={sending || !email.trim()}>
         Send invitation
       </button>
     </form>
