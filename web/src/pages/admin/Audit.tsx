@@ -116,7 +116,7 @@ export function AdminAudit() {
                           {e.type}
                         </button>
                       </td>
-                      <td>{e.actorEmail ?? (e.actorId ? `#${e.actorId}` : '—')}</td>
+                      <td>{e.actorEmail ?? (e.actorId ? `user #${e.actorId}` : '—')}</td>
                       <td>{e.ip ?? '—'}</td>
                       <td>{describe(e)}</td>
                     </tr>
@@ -132,7 +132,10 @@ export function AdminAudit() {
   );
 }
 
-/** The target and details of an event in a line; repeated rate-limit hits show their count. */
+/**
+ * The target (by name where it has one: "project Web shop", not "project:1") and details of an event in a line;
+ * repeated rate-limit hits show their count.
+ */
 function describe(e: AuditEvent): string {
   const details = { ...e.details };
   const count = typeof details.count === 'number' && details.count > 1 ? ` ×${details.count}` : '';
@@ -140,5 +143,14 @@ function describe(e: AuditEvent): string {
   const rest = Object.entries(details)
     .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
     .join(', ');
-  return [e.target, rest].filter(Boolean).join(' · ') + count;
+  return [targetInWords(e), rest].filter(Boolean).join(' · ') + count;
+}
+
+/** "project Web shop", "user ada@example.com"; the service's own words for one that is gone; else the target. */
+function targetInWords(e: AuditEvent): string | null {
+  const [, kind, id] = e.target?.match(/^(project|group|user):(\d+)$/) ?? [];
+  if (!e.targetLabel || !kind) {
+    return e.targetLabel ?? e.target;
+  }
+  return e.targetLabel === `${kind} #${id} (deleted)` ? e.targetLabel : `${kind} ${e.targetLabel}`;
 }

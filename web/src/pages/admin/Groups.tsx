@@ -1,11 +1,11 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import type { Group, ProjectRole } from '../../api/client';
+import { type AdminUser, type Group, type GroupMember, type ProjectRole, ROLES } from '../../api/client';
 import { useApi } from '../../session-context';
 import { Empty, ErrorMessage, Field, Loading, Page, Loaded, noItems } from '../../ui/components';
+import { outcomeOf, OutcomeLine, said } from '../../ui/outcome';
+import { SearchField } from '../../ui/SearchField';
 import { AdminNav } from './AdminNav';
-
-const ROLES: ProjectRole[] = ['VIEWER', 'REPORTER', 'MAINTAINER', 'OWNER'];
 
 export function AdminGroups() {
   const api = useApi();
@@ -81,14 +81,14 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
   const [rename, setRename] = useState<string | undefined>();
   const [projectId, setProjectId] = useState('');
   const [role, setRole] = useState<ProjectRole>('VIEWER');
-  const [userId, setUserId] = useState('');
   const changed = () => {
     void queries.invalidateQueries({ queryKey: ['group', id] });
     void queries.invalidateQueries({ queryKey: ['group-members', id] });
     void queries.invalidateQueries({ queryKey: ['groups'] });
   };
   const save = useMutation({
-    mutationFn: (bindings: Group['bindings']) => api.setBindings(id, bindings),
+    mutationFn: ({ bindings }: { bindings: Group['bindings']; done: string }) =>
+      api.setBindings(id, bindings),
     onSuccess: changed,
   });
   const renamed = useMutation({
@@ -100,12 +100,19 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
     onSuccess: () => (onGone(), changed()),
   });
   const added = useMutation({
-    mutationFn: (user: number) => api.addGroupMember(id, user),
-    onSuccess: () => (setUserId(''), changed()),
+    mutationFn: (user: AdminUser) => api.addGroupMember(id, user.id),
+    onSuccess: changed,
   });
   const dropped = useMutation({
-    mutationFn: (user: number) => api.removeGroupMember(id, user),
+    mutationFn: (member: GroupMember) => api.removeGroupMember(id, member.userId),
     onSuccess: changed,
+  });
+  const outcome = outcomeOf({
+    save: said(save, (_, { done }) => done),
+    renamed: said(renamed, (g) => `Renamed to ${g.name}.`),
+    removed: said(removed),
+    added: said(added, (_, user) => `${user.fullName} (${user.email}) was added.`),
+    dropped: said(dropped, (_, member) => `${member.fullName} (${member.email}) was removed.`),
   });
   if (group.isPending) {
     return <Loading />;
@@ -118,7 +125,7 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
     projects.data?.content.find((p) => p.id === pid)?.name ?? `project #${pid}`;
   return (
     <div className="group-detail">
-      <ErrorMessage error={save.error ?? renamed.error ?? removed.error ?? added.error ?? dropped.error} />
+      <OutcomeLine of={outcome} only={['renamed', 'removed']} />
       <div className="row">
         {rename === undefined ? (
           <button type="button" onClick={() => setRename(group.data.name)}>
@@ -150,6 +157,7 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         </button>
       </div>
       <h3>Projects</h3>
+      <OutcomeLine of={outcome} only={['save']} />
       {bindings.length === 0 ? <Empty>Bound to no project.</Empty> : null}
       <ul>
         {bindings.map((b) => (
@@ -158,7 +166,12 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
             <button
               type="button"
               className="link"
-              onClick={() => save.mutate(bindings.filter((x) => x.projectId !== b.projectId))}
+              onClick={() =>
+                save.mutate({
+                  bindings: bindings.filter((x) => x.projectId !== b.projectId),
+                  done: `${projectName(b.projectId)} was unbound.`,
+                })
+              }
             >
               Remove<span className="visually-hidden"> {projectName(b.projectId)}</span>
             </button>
@@ -171,7 +184,10 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         onSubmit={(e) => {
           e.preventDefault();
           const pid = Number(projectId);
-          save.mutate([...bindings.filter((b) => b.projectId !== pid), { projectId: pid, role }]);
+          save.mutate({
+            bindings: [...bindings.filter((b) => b.projectId !== pid), { projectId: pid, role }],
+            done: `${projectName(pid)} is bound as ${role.toLowerCase()}.`,
+          });
         }}
       >
         <div className="field">
@@ -202,45 +218,113 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         </button>
       </form>
       <h3>Members</h3>
+      <OutcomeLine of={outcome} only={['added', 'dropped']} />
       {members.isPending ? (
-        <Loading />
+        <Loading what="Loading members" />
       ) : members.error ? (
         <ErrorMessage error={members.error} />
       ) : members.data.content.length === 0 ? (
-        <Empty>No members.</Empty>
+        <Empty>No members yet: find people below to add them.</Empty>
       ) : (
-        <ul>
+        <ul className="people" aria-label={`Members of ${group.data.name}`}>
           {members.data.content.map((m) => (
             <li key={`${m.userId}-${m.source}`}>
-              {m.fullName} ({m.email}) · {m.source === 'DIRECTORY' ? 'from the directory' : 'added here'}{' '}
+              <span className="person">
+                <span>{m.fullName}</span>
+                <span className="hint">{m.email}</span>
+              </span>
+              <span className="hint">{m.source === 'DIRECTORY' ? 'from the directory' : 'added here'}</span>
               {m.source === 'MANUAL' ? (
-                <button type="button" className="link" onClick={() => dropped.mutate(m.userId)}>
-                  Remove<span className="visually-hidden"> {m.email}</span>
+                <button
+                  type="button"
+                  className="link"
+                  disabled={dropped.isPending}
+                  onClick={() => dropped.mutate(m)}
+                >
+                  Remove<span className="visually-hidden"> {m.fullName}</span>
                 </button>
               ) : null}
             </li>
           ))}
         </ul>
       )}
-      <form
-        className="row"
-        aria-label="Add a member"
-        onSubmit={(e) => {
-          e.preventDefault();
-          added.mutate(Number(userId));
-        }}
-      >
-        <Field
-          label="User id"
-          inputMode="numeric"
-          value={userId}
-          onChange={(e) => setUserId(e.target.value.replace(/\D/g, ''))}
-          hint="The id shown in Admin → Users"
-        />
-        <button type="submit" disabled={!userId || added.isPending}>
-          Add member
-        </button>
-      </form>
+      <AddMember
+        groupId={id}
+        groupName={group.data.name}
+        members={members.data?.content ?? []}
+        adding={added.isPending}
+        onAdd={(user) => added.mutate(user)}
+      />
     </div>
+  );
+}
+
+/**
+ * Find people by name or email (the users search, GET /api/admin/users?q=) and add them: a search box and its
+ * matches, each with its own Add button, so the keyboard reaches every one with Tab.
+ */
+function AddMember({
+  groupId,
+  groupName,
+  members,
+  adding,
+  onAdd,
+}: {
+  groupId: number;
+  groupName: string;
+  members: GroupMember[];
+  adding: boolean;
+  onAdd: (user: AdminUser) => void;
+}) {
+  const api = useApi();
+  const [q, setQ] = useState('');
+  const users = useQuery({
+    queryKey: ['admin-users', q, 0],
+    queryFn: () => api.listUsers(q, 0),
+    enabled: q !== '',
+    placeholderData: keepPreviousData,
+  });
+  // A member by either source is one already: adding them by hand changes nothing they can see.
+  const isMember = (user: AdminUser) => members.some((m) => m.userId === user.id);
+  return (
+    <section className="add-member" aria-labelledby={`add-member-${groupId}`}>
+      <h4 id={`add-member-${groupId}`}>Add people to {groupName}</h4>
+      <SearchField id={`member-search-${groupId}`} label="Find by name or email" value={q} onSearch={setQ} />
+      {q === '' ? (
+        <p className="hint">Type part of a name or an email address.</p>
+      ) : users.isPending ? (
+        <Loading what="Searching" />
+      ) : users.error ? (
+        <ErrorMessage error={users.error} />
+      ) : users.data.content.length === 0 ? (
+        <Empty>No user matches “{q}”.</Empty>
+      ) : (
+        <>
+          <ul className="people" aria-label={`People matching “${q}”`}>
+            {users.data.content.map((u) => (
+              <li key={u.id}>
+                <span className="person">
+                  <span>{u.fullName}</span>
+                  <span className="hint">{u.email}</span>
+                </span>
+                {isMember(u) ? (
+                  <span className="hint">a member</span>
+                ) : (
+                  <button type="button" disabled={adding} onClick={() => onAdd(u)}>
+                    Add<span className="visually-hidden"> {u.fullName}</span>
+                  </button>
+                )}
+              </li>
+            ))}
+          </ul>
+          {users.data.totalElements > users.data.content.length ? (
+            <p className="hint">
+              The first {users.data.content.length} of {users.data.totalElements.toLocaleString()} matches:
+              type more to narrow them down.
+            </p>
+          ) : null}
+        </>
+      )}
+    </section>
   );
 }
