@@ -105,7 +105,7 @@ export function AdminAudit() {
                 <tbody>
                   {data.content.map((e) => (
                     <tr key={e.id}>
-                      <td>{formatDate(e.at)}</td>
+                      <td className="audit-when">{formatDate(e.at)}</td>
                       <td>
                         <button
                           type="button"
@@ -116,9 +116,9 @@ export function AdminAudit() {
                           {e.type}
                         </button>
                       </td>
-                      <td>{e.actorEmail ?? (e.actorId ? `user #${e.actorId}` : '—')}</td>
-                      <td>{e.ip ?? '—'}</td>
-                      <td>{describe(e)}</td>
+                      <td data-label="Who">{e.actorEmail ?? (e.actorId ? `user #${e.actorId}` : '—')}</td>
+                      <td data-label="From">{e.ip ?? '—'}</td>
+                      <td data-label="What">{describe(e) || '—'}</td>
                     </tr>
                   ))}
                 </tbody>

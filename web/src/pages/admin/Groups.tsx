@@ -140,8 +140,11 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
             }}
           >
             <Field label="Name" value={rename} onChange={(e) => setRename(e.target.value)} />
-            <button type="submit" disabled={!rename.trim()}>
+            <button type="submit" disabled={!rename.trim() || renamed.isPending}>
               Save name
+            </button>
+            <button type="button" onClick={() => setRename(undefined)}>
+              Cancel
             </button>
           </form>
         )}
@@ -253,7 +256,7 @@ function GroupDetail({ id, onGone }: { id: number; onGone: () => void }) {
         groupName={group.data.name}
         members={members.data?.content ?? []}
         adding={added.isPending}
-        onAdd={(user) => added.mutate(user)}
+        onAdd={(user, done) => added.mutate(user, { onSuccess: done })}
       />
     </div>
   );
@@ -274,7 +277,8 @@ function AddMember({
   groupName: string;
   members: GroupMember[];
   adding: boolean;
-  onAdd: (user: AdminUser) => void;
+  /** Adds `user`; `done` once they are a member. */
+  onAdd: (user: AdminUser, done: () => void) => void;
 }) {
   const api = useApi();
   const [q, setQ] = useState('');
@@ -286,10 +290,11 @@ function AddMember({
   });
   // A member by either source is one already: adding them by hand changes nothing they can see.
   const isMember = (user: AdminUser) => members.some((m) => m.userId === user.id);
+  const searchId = `member-search-${groupId}`;
   return (
     <section className="add-member" aria-labelledby={`add-member-${groupId}`}>
       <h4 id={`add-member-${groupId}`}>Add people to {groupName}</h4>
-      <SearchField id={`member-search-${groupId}`} label="Find by name or email" value={q} onSearch={setQ} />
+      <SearchField id={searchId} label="Find by name or email" value={q} onSearch={setQ} />
       {q === '' ? (
         <p className="hint">Type part of a name or an email address.</p>
       ) : users.isPending ? (
@@ -310,7 +315,12 @@ function AddMember({
                 {isMember(u) ? (
                   <span className="hint">a member</span>
                 ) : (
-                  <button type="button" disabled={adding} onClick={() => onAdd(u)}>
+                  <button
+                    type="button"
+                    disabled={adding}
+                    // The button goes once they are a member: the keyboard's place goes back to the search.
+                    onClick={() => onAdd(u, () => document.getElementById(searchId)?.focus())}
+                  >
                     Add<span className="visually-hidden"> {u.fullName}</span>
                   </button>
                 )}
