@@ -376,7 +376,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await page.getByLabel('Status').selectOption('FAILED,BROKEN');
     await page.getByText('7 results', { exact: true }).waitFor();
     await page.getByRole('button', { name: /^Duration/ }).click();
-    await page.getByText('7 results, by durationMs ascending', { exact: true }).waitFor();
+    await page.getByText('7 results, by Duration ascending', { exact: true }).waitFor();
     expect(new URL(page.url()).search).toBe('?status=FAILED%2CBROKEN&sort=durationMs%2Casc');
 
     // Compared with the run before: the new failure, the fix, the added and removed tests.
