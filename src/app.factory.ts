@@ -15,6 +15,7 @@ import { AppModule } from './app.module.js';
 import { ClientLimits } from './auth/client-limits.js';
 import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { AppError } from './common/app-error.js';
+import { markTimedOut } from './common/client-gone.js';
 import { errorBody } from './common/error-body.js';
 import { MAX_JSON_DEPTH, nestsDeeperThan } from './common/json-depth.js';
 import type { RawBodyRequest } from './common/raw-body.js';
@@ -310,6 +311,10 @@ function answerMalformedRequests(server: Server): void {
         : error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
           ? [408, 'The request did not arrive in time']
           : [400, 'The request is not well-formed HTTP'];
+    if (status === 408) {
+      // The body reader still waiting on this request fails next: a timeout to log as that, not as an outage.
+      markTimedOut(socket);
+    }
     const body = JSON.stringify(errorBody(status, message));
     socket.end(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +

@@ -1,9 +1,10 @@
-import type { ArgumentsHost } from '@nestjs/common';
+import { type ArgumentsHost, Logger } from '@nestjs/common';
+import { jest } from '@jest/globals';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { AppError } from './app-error.js';
 
 /** What the filter answers for `exception`: status and body. */
-function answer(exception: unknown): { status: number; body: unknown } {
+function answer(exception: unknown, req?: object): { status: number; body: unknown } {
   const sent: { status: number; body: unknown } = { status: 0, body: undefined };
   const res = {
     headersSent: false,
@@ -11,7 +12,10 @@ function answer(exception: unknown): { status: number; body: unknown } {
     status: (code: number) => ((sent.status = code), res),
     json: (body: unknown) => ((sent.body = body), res),
   };
-  const host = { getType: () => 'http', switchToHttp: () => ({ getResponse: () => res }) } as unknown as ArgumentsHost;
+  const host = {
+    getType: () => 'http',
+    switchToHttp: () => ({ getResponse: () => res, getRequest: () => req }),
+  } as unknown as ArgumentsHost;
   new AllExceptionsFilter().catch(exception, host);
   return sent;
 }
@@ -31,19 +35,29 @@ describe(AllExceptionsFilter.name, () => {
     ]) {
       const { status, body } = answer(databaseError(code, message));
       expect(status).toBe(400);
-      expect(body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/cannot be stored/) });
+      expect(body).toEqual({
+        status: 400,
+        error: 'Bad Request',
+        message: expect.stringMatching(/cannot be stored/),
+      });
       expect(JSON.stringify(body)).not.toMatch(/varying|UTF8|uuid|field value/);
     }
   });
 
   it('keeps other database errors a 500 that leaks nothing', () => {
-    const { status, body } = answer(databaseError('23505', 'duplicate key value violates unique constraint "uq_x"'));
+    const { status, body } = answer(
+      databaseError('23505', 'duplicate key value violates unique constraint "uq_x"'),
+    );
     expect(status).toBe(500);
     expect(JSON.stringify(body)).not.toMatch(/uq_x|duplicate/);
   });
 
   it('answers 503 naming the database or the key-value store when it does not answer, leaking nothing', () => {
-    const database = { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry later' };
+    const database = {
+      status: 503,
+      error: 'Service Unavailable',
+      message: 'The database is unavailable; retry later',
+    };
     for (const error of [
       Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' }),
       databaseError('57P01', 'terminating connection due to administrator command'),
@@ -54,13 +68,20 @@ describe(AllExceptionsFilter.name, () => {
     ]) {
       expect(answer(error)).toEqual({ status: 503, body: database });
     }
-    const retriesUsedUp = Object.assign(new Error('Reached the max retries per request limit (which is 2).'), {
-      name: 'MaxRetriesPerRequestError',
-    });
+    const retriesUsedUp = Object.assign(
+      new Error('Reached the max retries per request limit (which is 2).'),
+      {
+        name: 'MaxRetriesPerRequestError',
+      },
+    );
     for (const error of [retriesUsedUp, new Error('Connection is closed.'), new Error('Command timed out')]) {
       expect(answer(error)).toEqual({
         status: 503,
-        body: { status: 503, error: 'Service Unavailable', message: 'The key-value store is unavailable; retry later' },
+        body: {
+          status: 503,
+          error: 'Service Unavailable',
+          message: 'The key-value store is unavailable; retry later',
+        },
       });
     }
     expect(answer(new Error('Cannot read properties of undefined')).status).toBe(500);
@@ -81,6 +102,46 @@ describe(AllExceptionsFilter.name, () => {
     expect(answer(AppError.conflict('Run 4 is finished'))).toEqual({
       status: 409,
       body: { status: 409, error: 'Conflict', message: 'Run 4 is finished' },
+    });
+  });
+
+  describe('a client that went away (issue 34, item 3)', () => {
+    const logged = () => {
+      const spies = (['error', 'warn', 'log', 'debug'] as const).map((level) =>
+        jest.spyOn(Logger.prototype, level).mockImplementation(() => undefined),
+      );
+      return {
+        at: () =>
+          spies.flatMap((spy, i) =>
+            spy.mock.calls.map((call) => `${['error', 'warn', 'log', 'debug'][i]} ${String(call[0])}`),
+          ),
+        restore: () => spies.forEach((spy) => spy.mockRestore()),
+      };
+    };
+    const cutShort = { method: 'POST', url: '/api/import/junit?projectId=1', complete: false, socket: {} };
+
+    it('logs a client abort at debug level, not as the database unavailable, and answers it 400', () => {
+      const log = logged();
+      try {
+        const { status } = answer(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }), cutShort);
+        expect(status).toBe(400);
+        expect(log.at()).toEqual([
+          expect.stringMatching(/^debug Client abort: .*POST \/api\/import\/junit was/),
+        ]);
+      } finally {
+        log.restore();
+      }
+    });
+
+    it('keeps logging a database that went away as an outage (503, warn), even while a client is gone', () => {
+      const log = logged();
+      try {
+        const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET', syscall: 'read' });
+        expect(answer(reset, cutShort).status).toBe(503);
+        expect(log.at()).toEqual(['warn 503, the database is unavailable: read ECONNRESET']);
+      } finally {
+        log.restore();
+      }
     });
   });
 });

@@ -1,6 +1,7 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
+import { clientGone } from './client-gone.js';
 import { isDataException, QUERY_CANCELED, sqlStateOf } from './db-errors.js';
 import { errorBody } from './error-body.js';
 import { unavailablePart } from './outages.js';
@@ -24,15 +25,26 @@ export class AllExceptionsFilter implements ExceptionFilter {
     if (host.getType() !== 'http') {
       throw exception;
     }
-    const res = host.switchToHttp().getResponse<Response>();
+    const http = host.switchToHttp();
+    const res = http.getResponse<Response>();
+    const req = http.getRequest<Request | undefined>();
     if (sqlStateOf(exception) === QUERY_CANCELED) {
       this.answerCancelled(exception as Error, res);
+      return;
+    }
+    const gone = clientGone(exception, req);
+    if (gone) {
+      this.clientGone(gone, req, res);
       return;
     }
     const refusedByDatabase = isDataException(exception);
     const away = refusedByDatabase ? undefined : unavailablePart(exception);
     const { status, message } = refusedByDatabase
-      ? { status: 400, message: 'The request holds a value that cannot be stored: too long, out of range or of a form not accepted' }
+      ? {
+          status: 400,
+          message:
+            'The request holds a value that cannot be stored: too long, out of range or of a form not accepted',
+        }
       : away
         ? { status: 503, message: `The ${away} is unavailable; retry later` }
         : this.describe(exception);
@@ -41,19 +53,26 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.warn(`503, the ${away} is unavailable: ${(exception as Error).message}`);
     } else if (refusedByDatabase) {
       // Input the validators let through but PostgreSQL refused: a 400 for the client, a gap to close for us.
-      this.logger.warn(`400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`);
+      this.logger.warn(
+        `400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`,
+      );
     } else if (status >= 500 && exception instanceof AppError) {
       // An expected outage (broker away, ...): one line, no stack.
       this.logger.warn(`${status} ${exception.message}`);
     } else if (status >= 500) {
-      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
+      this.logger.error(
+        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
+      );
     }
     if (res.headersSent) {
       res.end();
       return;
     }
     if (status === HttpStatus.TOO_MANY_REQUESTS) {
-      res.setHeader('Retry-After', String((exception instanceof AppError && exception.retryAfterSeconds) || 60));
+      res.setHeader(
+        'Retry-After',
+        String((exception instanceof AppError && exception.retryAfterSeconds) || 60),
+      );
     }
     res.status(status).json(errorBody(status, message));
   }
@@ -79,6 +98,24 @@ export class AllExceptionsFilter implements ExceptionFilter {
           'The request took longer than the database allows and was cancelled; narrow it (a filter, a smaller page) or retry later',
         ),
       );
+  }
+
+  /**
+   * A client that closed its connection mid-request, or stalled until it was cut off (408): its doing, not the
+   * service's, and frequent (a CI job cancelled mid-upload), so a line at a level that pages no one. Its status,
+   * which no one receives, is what the metrics count: a 4xx, not an outage.
+   */
+  private clientGone(gone: 'aborted' | 'timed out', req: Request | undefined, res: Response): void {
+    const what = req ? `${req.method} ${(req.originalUrl ?? req.url ?? '').split('?')[0]}` : 'a request';
+    if (gone === 'timed out') {
+      this.logger.log(`408, the request did not arrive in time (SVC_HTTP_REQUEST_TIMEOUT): ${what}`);
+    } else {
+      this.logger.debug(`Client abort: the client closed the connection before ${what} was received whole`);
+    }
+    if (!res.headersSent && !res.writableEnded) {
+      const status = gone === 'timed out' ? HttpStatus.REQUEST_TIMEOUT : HttpStatus.BAD_REQUEST;
+      res.status(status).json(errorBody(status, 'The request was not received whole'));
+    }
   }
 
   private describe(exception: unknown): { status: number; message: string } {

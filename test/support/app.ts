@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { LoggerService } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DataSource } from 'typeorm';
 import { getDataSourceToken } from '@nestjs/typeorm';
@@ -42,10 +43,14 @@ function testEnv(env: Record<string, string>): Record<string, string> {
   };
 }
 
-export async function startApp(env: Record<string, string> = {}): Promise<RunningApp> {
+/** `logger`: one that keeps what is logged (test/support/logs.ts), for tests of the logs; else errors only. */
+export async function startApp(
+  env: Record<string, string> = {},
+  options: { logger?: LoggerService } = {},
+): Promise<RunningApp> {
   const vars = testEnv(env);
   const config = AppConfig.load(vars);
-  const app = await createApp(config, { logger: ['error'] });
+  const app = await createApp(config, { logger: options.logger ?? ['error'] });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return {
