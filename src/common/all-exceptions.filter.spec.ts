@@ -35,29 +35,19 @@ describe(AllExceptionsFilter.name, () => {
     ]) {
       const { status, body } = answer(databaseError(code, message));
       expect(status).toBe(400);
-      expect(body).toEqual({
-        status: 400,
-        error: 'Bad Request',
-        message: expect.stringMatching(/cannot be stored/),
-      });
+      expect(body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/cannot be stored/) });
       expect(JSON.stringify(body)).not.toMatch(/varying|UTF8|uuid|field value/);
     }
   });
 
   it('keeps other database errors a 500 that leaks nothing', () => {
-    const { status, body } = answer(
-      databaseError('23505', 'duplicate key value violates unique constraint "uq_x"'),
-    );
+    const { status, body } = answer(databaseError('23505', 'duplicate key value violates unique constraint "uq_x"'));
     expect(status).toBe(500);
     expect(JSON.stringify(body)).not.toMatch(/uq_x|duplicate/);
   });
 
   it('answers 503 naming the database or the key-value store when it does not answer, leaking nothing', () => {
-    const database = {
-      status: 503,
-      error: 'Service Unavailable',
-      message: 'The database is unavailable; retry later',
-    };
+    const database = { status: 503, error: 'Service Unavailable', message: 'The database is unavailable; retry later' };
     for (const error of [
       Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' }),
       databaseError('57P01', 'terminating connection due to administrator command'),
@@ -68,20 +58,13 @@ describe(AllExceptionsFilter.name, () => {
     ]) {
       expect(answer(error)).toEqual({ status: 503, body: database });
     }
-    const retriesUsedUp = Object.assign(
-      new Error('Reached the max retries per request limit (which is 2).'),
-      {
-        name: 'MaxRetriesPerRequestError',
-      },
-    );
+    const retriesUsedUp = Object.assign(new Error('Reached the max retries per request limit (which is 2).'), {
+      name: 'MaxRetriesPerRequestError',
+    });
     for (const error of [retriesUsedUp, new Error('Connection is closed.'), new Error('Command timed out')]) {
       expect(answer(error)).toEqual({
         status: 503,
-        body: {
-          status: 503,
-          error: 'Service Unavailable',
-          message: 'The key-value store is unavailable; retry later',
-        },
+        body: { status: 503, error: 'Service Unavailable', message: 'The key-value store is unavailable; retry later' },
       });
     }
     expect(answer(new Error('Cannot read properties of undefined')).status).toBe(500);

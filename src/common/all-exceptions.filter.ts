@@ -40,11 +40,7 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const refusedByDatabase = isDataException(exception);
     const away = refusedByDatabase ? undefined : unavailablePart(exception);
     const { status, message } = refusedByDatabase
-      ? {
-          status: 400,
-          message:
-            'The request holds a value that cannot be stored: too long, out of range or of a form not accepted',
-        }
+      ? { status: 400, message: 'The request holds a value that cannot be stored: too long, out of range or of a form not accepted' }
       : away
         ? { status: 503, message: `The ${away} is unavailable; retry later` }
         : this.describe(exception);
@@ -53,26 +49,19 @@ export class AllExceptionsFilter implements ExceptionFilter {
       this.logger.warn(`503, the ${away} is unavailable: ${(exception as Error).message}`);
     } else if (refusedByDatabase) {
       // Input the validators let through but PostgreSQL refused: a 400 for the client, a gap to close for us.
-      this.logger.warn(
-        `400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`,
-      );
+      this.logger.warn(`400 for a value the database refused (SQLSTATE ${sqlStateOf(exception)}): ${(exception as Error).message}`);
     } else if (status >= 500 && exception instanceof AppError) {
       // An expected outage (broker away, ...): one line, no stack.
       this.logger.warn(`${status} ${exception.message}`);
     } else if (status >= 500) {
-      this.logger.error(
-        exception instanceof Error ? (exception.stack ?? exception.message) : String(exception),
-      );
+      this.logger.error(exception instanceof Error ? (exception.stack ?? exception.message) : String(exception));
     }
     if (res.headersSent) {
       res.end();
       return;
     }
     if (status === HttpStatus.TOO_MANY_REQUESTS) {
-      res.setHeader(
-        'Retry-After',
-        String((exception instanceof AppError && exception.retryAfterSeconds) || 60),
-      );
+      res.setHeader('Retry-After', String((exception instanceof AppError && exception.retryAfterSeconds) || 60));
     }
     res.status(status).json(errorBody(status, message));
   }
