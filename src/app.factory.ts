@@ -3,7 +3,6 @@ import { type Server, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { ConsoleLogger, INestApplication, Logger, LoggerService, LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { WsAdapter } from '@nestjs/platform-ws';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import cookieParser from 'cookie-parser';
@@ -24,6 +23,7 @@ import { AppConfig } from './config/app-config.js';
 import { finishDocument } from './common/openapi.js';
 import { Metrics } from './health/metrics.js';
 import { cancelReadsOnDisconnect } from './database/read-cancellation.js';
+import { LiveWsAdapter } from './live/live-ws-adapter.js';
 
 const LEVELS: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug', 'verbose'];
 
@@ -65,7 +65,7 @@ export async function createApp(
   configure(app, config);
   // The live-update gateway (GET /ws) on the ws library; the gateway reads its frames itself (LiveSockets), so
   // the adapter's own parsing, which would route {event, data} frames to handlers, is turned off.
-  app.useWebSocketAdapter(new WsAdapter(app, { messageParser: () => undefined }));
+  app.useWebSocketAdapter(new LiveWsAdapter(app, { messageParser: () => undefined }));
   await app.init();
   return app;
 }

@@ -1,6 +1,7 @@
 import { applyDecorators, createParamDecorator, ExecutionContext, SetMetadata } from '@nestjs/common';
 import { ApiExtension } from '@nestjs/swagger';
-import type { Request } from 'express';
+import type { IncomingMessage } from 'node:http';
+import type { Express, Request } from 'express';
 import type { AuthUser } from './auth-user.js';
 import { PUBLIC_EXTENSION } from './openapi.js';
 
@@ -23,6 +24,18 @@ export const ClientIp = createParamDecorator(
 export function clientIp(req: Request): string {
   const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
   return ip.startsWith('::ffff:') ? ip.slice(7) : ip;
+}
+
+/**
+ * The client address of a request Express does not route (a WebSocket upgrade), by the same rules as clientIp:
+ * Express's own `req.ip`, with the application's `trust proxy` (SVC_TRUSTED_PROXIES), read off the request.
+ */
+export function upgradeClientIp(req: IncomingMessage, app: Express): string {
+  const routed = Object.create(app.request, {
+    headers: { value: req.headers },
+    socket: { value: req.socket },
+  }) as Request;
+  return clientIp(routed);
 }
 
 export const ADMIN_ONLY = 'tms:admin-only';

@@ -61,7 +61,13 @@ export class AppConfig {
   };
   /** Report import: the size limit (received and unpacked, each) and where a .zip is spooled. */
   readonly import: { maxBytes: number; spoolDir: string };
-  readonly live: { pingIntervalMs: number };
+  /** Live updates: the ping interval; the sockets allowed per user, per address, unauthenticated per address. */
+  readonly live: {
+    pingIntervalMs: number;
+    maxPerUser: number;
+    maxPerAddress: number;
+    maxUnauthenticatedPerAddress: number;
+  };
   /** Directory login: set when SVC_AUTH_LDAP_ENABLED=true (every required variable then checked at boot). */
   readonly ldap?: LdapSettings;
   readonly db: {
@@ -116,7 +122,12 @@ export class AppConfig {
       bodyLimitBytes: byteSize(env.SVC_BODY_LIMIT, 'SVC_BODY_LIMIT'),
       requestTimeoutMs: parseDurationSeconds(env.SVC_HTTP_REQUEST_TIMEOUT)! * 1000,
     };
-    this.live = { pingIntervalMs: parseDurationSeconds(env.SVC_WS_PING_INTERVAL)! * 1000 };
+    this.live = {
+      pingIntervalMs: parseDurationSeconds(env.SVC_WS_PING_INTERVAL)! * 1000,
+      maxPerUser: env.SVC_WS_MAX_PER_USER,
+      maxPerAddress: env.SVC_WS_MAX_PER_ADDRESS,
+      maxUnauthenticatedPerAddress: env.SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS,
+    };
     this.import = { maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'), spoolDir: join(this.dataDir, 'import') };
     this.db = {
       url: env.SVC_DB_URL,

@@ -247,6 +247,18 @@ export class EnvironmentVariables {
   @IsOptional() @Validate(IsDuration)
   SVC_WS_PING_INTERVAL: string = '30s';
 
+  /** Live-update sockets one user may hold open on a replica; beyond it a socket is closed with 4429. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  SVC_WS_MAX_PER_USER: number = 100;
+
+  /** Live-update sockets one client address may hold open on a replica, authenticated or not. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  SVC_WS_MAX_PER_ADDRESS: number = 200;
+
+  /** Of those, sockets that have not authenticated yet (each may wait 10 s for its `auth`). */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1)
+  SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: number = 20;
+
   // ---- report import ----
   /** Bytes received and bytes unpacked, each, of one import (`256mb`, `1gb` or a number of bytes). */
   @IsOptional() @IsString()

@@ -41,6 +41,8 @@ class FakeSocket extends EventEmitter {
   }
 }
 
+const CAPS = { maxPerUser: 100, maxPerAddress: 200, maxUnauthenticatedPerAddress: 20 };
+
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 describe(LiveSockets.name, () => {
@@ -73,7 +75,7 @@ describe(LiveSockets.name, () => {
       auth as unknown as AuthenticationGuard,
       access as unknown as ProjectAccessService,
       relay,
-      { live: { pingIntervalMs: 60_000 } } as AppConfig,
+      { live: { ...CAPS, pingIntervalMs: 60_000 } } as AppConfig,
     );
   });
   afterEach(() => {
@@ -83,7 +85,7 @@ describe(LiveSockets.name, () => {
 
   async function subscribedSocket(): Promise<FakeSocket> {
     const ws = new FakeSocket();
-    sut.accept(ws as unknown as WebSocket);
+    sut.accept(ws as unknown as WebSocket, '10.0.0.1');
     ws.frame({ type: 'auth', token: 'good' });
     ws.frame({ type: 'subscribe', projectId: 7 });
     for (let i = 0; i < 10 && !ws.sent.length; i++) {
@@ -138,12 +140,12 @@ describe(LiveSockets.name, () => {
         {} as ProjectAccessService,
         new InProcessRelay(),
         {
-          live: { pingIntervalMs: 1_000 },
+          live: { ...CAPS, pingIntervalMs: 1_000 },
         } as AppConfig,
       );
       const [answers, silent] = [new FakeSocket(), new FakeSocket()];
-      sockets.accept(answers as unknown as WebSocket);
-      sockets.accept(silent as unknown as WebSocket);
+      sockets.accept(answers as unknown as WebSocket, '10.0.0.1');
+      sockets.accept(silent as unknown as WebSocket, '10.0.0.1');
       jest.advanceTimersByTime(1_000);
       expect([answers.pings, silent.pings]).toEqual([1, 1]);
       answers.emit('pong');

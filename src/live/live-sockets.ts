@@ -6,10 +6,16 @@ import type { AuthUser } from '../common/auth-user.js';
 import { AuthenticationGuard } from '../auth/authentication.guard.js';
 import { AppConfig } from '../config/app-config.js';
 import { LiveEvent, LiveRelay } from '../infra/relay/live-relay.js';
+import { LimitedLog } from './limited-log.js';
 
-/** Close codes (API.md, Live updates). 1009 (a frame over 64 KiB) is the ws library's, from maxPayload. */
+/**
+ * Close codes (API.md, Live updates). 1007 (a text frame that is not UTF-8) and 1009 (a frame over 64 KiB) are the
+ * ws library's.
+ */
 export const CLOSE = {
   UNAUTHENTICATED: 4401,
+  /** Beyond a cap on sockets (SVC_WS_MAX_*): 4000-4999 are the application's, and 429 says "too many". */
+  TOO_MANY_SOCKETS: 4429,
   POLICY: 1008,
   TOO_SLOW: 1013,
   GOING_AWAY: 1001,
@@ -29,9 +35,13 @@ const ACCESS_TTL_MS = 2_000;
 const MAX_SUBSCRIPTIONS = 500;
 /** Frames a socket may have waiting while one is handled (a subscription's access check reads the database). */
 const MAX_QUEUED_FRAMES = 100;
+/** After a 4429, the time the client gets to read the error and the close frame before it is cut off. */
+const REFUSED_CLOSE_GRACE_MS = 2_000;
 
 interface Client {
   ws: WebSocket;
+  /** The client's address (X-Forwarded-For from SVC_TRUSTED_PROXIES only), which its socket is counted under. */
+  address: string;
   user?: AuthUser;
   token?: string;
   authTimer?: NodeJS.Timeout;
@@ -63,6 +73,13 @@ export class LiveSockets implements OnModuleDestroy {
   private readonly access = new Map<string, AccessCheck>();
   private readonly pinger: NodeJS.Timeout;
   private readonly pingIntervalMs: number;
+  /** Open sockets per client address, per address those not authenticated yet, and per authenticated user. */
+  private readonly perAddress = new Map<string, number>();
+  private readonly unauthenticatedPerAddress = new Map<string, number>();
+  private readonly perUser = new Map<string, number>();
+  private readonly caps: AppConfig['live'];
+  /** What clients do wrong, which anyone can repeat at will: rate-limited, one line without a stack each. */
+  private readonly clientFaults = new LimitedLog(this.log);
 
   constructor(
     private readonly auth: AuthenticationGuard,
@@ -71,6 +88,7 @@ export class LiveSockets implements OnModuleDestroy {
     config: AppConfig,
   ) {
     this.pingIntervalMs = config.live.pingIntervalMs;
+    this.caps = config.live;
     this.pinger = setInterval(() => this.pingAll(), this.pingIntervalMs).unref();
     relay.listen({ event: (event) => this.deliver(event), resync: () => this.resyncAll() });
   }
@@ -79,9 +97,28 @@ export class LiveSockets implements OnModuleDestroy {
     return this.clients.size;
   }
 
-  accept(ws: WebSocket): void {
+  /**
+   * Takes on a socket from `address`, or refuses it (4429) when the address holds SVC_WS_MAX_PER_ADDRESS sockets
+   * already, or SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS that have not authenticated yet. Counted on this replica.
+   */
+  accept(ws: WebSocket, address: string): void {
+    const open = this.perAddress.get(address) ?? 0;
+    const unauthenticated = this.unauthenticatedPerAddress.get(address) ?? 0;
+    if (open >= this.caps.maxPerAddress) {
+      return this.refuse(ws, address, `${open} sockets are open from this address (SVC_WS_MAX_PER_ADDRESS)`);
+    }
+    if (unauthenticated >= this.caps.maxUnauthenticatedPerAddress) {
+      return this.refuse(
+        ws,
+        address,
+        `${unauthenticated} sockets from this address have not authenticated yet (SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS)`,
+      );
+    }
+    addTo(this.perAddress, address, 1);
+    addTo(this.unauthenticatedPerAddress, address, 1);
     const client: Client = {
       ws,
+      address,
       projects: new Set(),
       badFrames: 0,
       alive: true,
@@ -104,9 +141,11 @@ export class LiveSockets implements OnModuleDestroy {
     });
     ws.on('pong', () => (client.alive = true));
     ws.on('close', () => this.drop(client));
-    // ws closes by itself after a protocol error (1009 for a frame over 64 KiB): cutting the socket then would
-    // lose that close frame. Anything else ends the socket.
-    ws.on('error', () => {
+    // ws closes by itself after a protocol error (1007 for a text frame that is not UTF-8, 1009 for a frame over
+    // 64 KiB): cutting the socket then would lose that close frame. Anything else ends the socket. Either is the
+    // client's doing, not a fault of the service.
+    ws.on('error', (error: Error) => {
+      this.clientFaults.warn(address, `A live socket from ${address} was closed: ${error.message}`);
       if (ws.readyState !== ws.CLOSING && ws.readyState !== ws.CLOSED) {
         ws.terminate();
       }
@@ -120,9 +159,30 @@ export class LiveSockets implements OnModuleDestroy {
     }
   }
 
+  /**
+   * Refuses a socket beyond a cap: an error message saying which, then 4429. The client gets a moment to read them
+   * and answer the close; a socket refused holds nothing meanwhile, and is cut off after it.
+   */
+  private refuse(ws: WebSocket, address: string, why: string): void {
+    this.clientFaults.warn(address, `Refused a live socket from ${address}: ${why}`);
+    ws.on('error', () => undefined);
+    const message = `Too many live sockets: ${why}; close one and retry`;
+    ws.send(JSON.stringify({ type: 'error', status: HTTP_STATUS_OF[ErrorCode.RATE_LIMITED], message }));
+    ws.close(CLOSE.TOO_MANY_SOCKETS, 'Too many sockets');
+    setTimeout(() => ws.terminate(), REFUSED_CLOSE_GRACE_MS).unref();
+  }
+
   private drop(client: Client): void {
+    if (!this.clients.delete(client)) {
+      return;
+    }
     clearTimeout(client.authTimer);
-    this.clients.delete(client);
+    addTo(this.perAddress, client.address, -1);
+    if (client.user) {
+      addTo(this.perUser, client.user.id, -1);
+    } else {
+      addTo(this.unauthenticatedPerAddress, client.address, -1);
+    }
     for (const projectId of client.projects) {
       this.unsubscribed(client, projectId);
     }
@@ -190,6 +250,20 @@ export class LiveSockets implements OnModuleDestroy {
     }
     if (client.user && client.user.id !== user.id) {
       throw AppError.forbidden('A socket stays with the user it authenticated as: open another one');
+    }
+    if (!client.user) {
+      const open = this.perUser.get(user.id) ?? 0;
+      if (open >= this.caps.maxPerUser) {
+        // Let go of it at once: while it closes, it counts against nothing.
+        this.drop(client);
+        return this.refuse(
+          client.ws,
+          client.address,
+          `${open} sockets are open for this user (SVC_WS_MAX_PER_USER)`,
+        );
+      }
+      addTo(this.perUser, user.id, 1);
+      addTo(this.unauthenticatedPerAddress, client.address, -1);
     }
     client.user = user;
     client.token = token;
@@ -356,6 +430,16 @@ export class LiveSockets implements OnModuleDestroy {
     const status = error instanceof AppError ? HTTP_STATUS_OF[error.code] : 500;
     const message = error instanceof AppError ? error.message : 'Internal error';
     this.send(client, JSON.stringify({ type: 'error', status, message, ...extra }));
+  }
+}
+
+/** Adds `delta` to a count of open sockets, removing the key at zero (no key outlives its sockets). */
+function addTo(counts: Map<string, number>, key: string, delta: number): void {
+  const count = (counts.get(key) ?? 0) + delta;
+  if (count > 0) {
+    counts.set(key, count);
+  } else {
+    counts.delete(key);
   }
 }
 

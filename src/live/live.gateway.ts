@@ -1,5 +1,9 @@
+import type { IncomingMessage } from 'node:http';
+import { HttpAdapterHost } from '@nestjs/core';
 import { OnGatewayConnection, WebSocketGateway } from '@nestjs/websockets';
+import type { Express } from 'express';
 import type { WebSocket } from 'ws';
+import { upgradeClientIp } from '../common/decorators.js';
 import { LiveSockets, MAX_FRAME_BYTES } from './live-sockets.js';
 
 /**
@@ -8,9 +12,13 @@ import { LiveSockets, MAX_FRAME_BYTES } from './live-sockets.js';
  */
 @WebSocketGateway({ path: '/ws', maxPayload: MAX_FRAME_BYTES })
 export class LiveGateway implements OnGatewayConnection<WebSocket> {
-  constructor(private readonly sockets: LiveSockets) {}
+  constructor(
+    private readonly sockets: LiveSockets,
+    private readonly adapterHost: HttpAdapterHost,
+  ) {}
 
-  handleConnection(client: WebSocket): void {
-    this.sockets.accept(client);
+  handleConnection(client: WebSocket, request: IncomingMessage): void {
+    const app = this.adapterHost.httpAdapter.getInstance<Express>();
+    this.sockets.accept(client, upgradeClientIp(request, app));
   }
 }

@@ -24,8 +24,9 @@ export class LiveClient {
     ws.on('error', () => undefined);
   }
 
-  static async open(serviceUrl: string): Promise<LiveClient> {
-    const ws = new WebSocket(`${serviceUrl.replace(/^http/, 'ws')}/ws`);
+  /** `headers`: of the upgrade request (X-Forwarded-For, say). */
+  static async open(serviceUrl: string, headers: Record<string, string> = {}): Promise<LiveClient> {
+    const ws = new WebSocket(`${serviceUrl.replace(/^http/, 'ws')}/ws`, { headers });
     const client = new LiveClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
