@@ -77,6 +77,10 @@ export async function run(ctx) {
     SVC_BROKER_STOMP_LOGIN: 'guest',
     SVC_BROKER_STOMP_PASSCODE: 'guest',
     SVC_BROKER_STOMP_TOPIC: `bench-${process.pid}.live`,
+    // One user's thousands of sockets from four addresses: what is measured is delivery and memory, not the caps.
+    SVC_WS_MAX_PER_USER: '1000000',
+    SVC_WS_MAX_PER_ADDRESS: '1000000',
+    SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS: '1000000',
   };
   const ownFiles = allowFiles(process.pid, 2 * ctx.options.liveIdle + 10_000);
   const a = await ctx.startServiceVariant('live-a', shared);
