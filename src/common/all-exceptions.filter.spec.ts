@@ -101,7 +101,12 @@ describe(AllExceptionsFilter.name, () => {
         restore: () => spies.forEach((spy) => spy.mockRestore()),
       };
     };
-    const cutShort = { method: 'POST', url: '/api/import/junit?projectId=1', complete: false, socket: {} };
+    const cutShort = {
+      method: 'POST',
+      url: '/api/import/junit?projectId=1',
+      errored: Object.assign(new Error('aborted'), { code: 'ECONNRESET' }),
+      socket: {},
+    };
 
     it('logs a client abort at debug level, not as the database unavailable, and answers it 400', () => {
       const log = logged();

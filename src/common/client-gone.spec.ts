@@ -1,3 +1,4 @@
+import { AppError } from './app-error.js';
 import { clientGone, markTimedOut } from './client-gone.js';
 
 /** Node's error for a request whose client closed the connection mid-body (connResetException('aborted')). */
@@ -5,40 +6,46 @@ const aborted = () => Object.assign(new Error('aborted'), { code: 'ECONNRESET' }
 /** body-parser's (raw-body's) for the same. */
 const requestAborted = () =>
   Object.assign(new Error('request aborted'), { code: 'ECONNABORTED', type: 'request.aborted', status: 400 });
+/** A request whose client went away before its body arrived whole: Node destroyed it with its abort error. */
+const cutByClient = () => ({ errored: aborted(), socket: {} as never });
+/** A request the service itself stopped reading (after a 413, say): destroyed without an error. */
+const stoppedByService = () => ({ errored: null, socket: {} as never });
 
 describe(clientGone.name, () => {
-  const cutShort = () => ({ complete: false, socket: {} as never });
-
-  it('tells a client that closed the connection mid-body, whichever reader saw it', () => {
-    expect(clientGone(aborted(), cutShort())).toBe('aborted');
-    expect(clientGone(requestAborted(), cutShort())).toBe('aborted');
+  it('tells a client that closed the connection mid-body, whichever reader saw it and whatever it made of it', () => {
+    expect(clientGone(aborted(), cutByClient())).toBe('aborted');
+    expect(clientGone(requestAborted(), cutByClient())).toBe('aborted');
     expect(clientGone(aborted(), undefined)).toBe('aborted');
     const premature = Object.assign(new Error('Premature close'), { code: 'ERR_STREAM_PREMATURE_CLOSE' });
-    expect(clientGone(premature, cutShort())).toBe('aborted');
-    expect(clientGone(new Error('Unexpected end of form'), cutShort())).toBe('aborted');
+    expect(clientGone(premature, cutByClient())).toBe('aborted');
+    expect(clientGone(new Error('Unexpected end of form'), cutByClient())).toBe('aborted');
+    expect(clientGone(AppError.validation('The upload was not received whole: aborted'), cutByClient())).toBe(
+      'aborted',
+    );
   });
 
   it('tells a request cut off with 408 (its connection marked) from an abort', () => {
-    const req = cutShort();
+    const req = cutByClient();
     markTimedOut(req.socket);
     expect(clientGone(aborted(), req)).toBe('timed out');
     expect(clientGone(requestAborted(), req)).toBe('timed out');
   });
 
-  it('leaves a database that went away, and stream errors of a request received whole, to the outage handling', () => {
+  it('leaves a database that went away, a bug, and a body the service stopped reading itself alone', () => {
     const databaseReset = Object.assign(new Error('read ECONNRESET'), {
       code: 'ECONNRESET',
       syscall: 'read',
     });
-    expect(clientGone(databaseReset, cutShort())).toBeUndefined();
-    expect(clientGone(new Error('Connection terminated unexpectedly'), cutShort())).toBeUndefined();
+    expect(clientGone(databaseReset, cutByClient())).toBeUndefined();
+    expect(clientGone(new Error('Connection terminated unexpectedly'), cutByClient())).toBeUndefined();
     expect(
-      clientGone(Object.assign(new Error('x'), { driverError: { code: '57P01' } }), cutShort()),
+      clientGone(Object.assign(new Error('x'), { driverError: { code: '57P01' } }), cutByClient()),
     ).toBeUndefined();
+    expect(clientGone(new TypeError('Cannot read properties of undefined'), cutByClient())).toBeUndefined();
     // A multipart body whose closing boundary is missing, sent whole: the client's bad input (400), not an abort.
+    expect(clientGone(new Error('Unexpected end of form'), stoppedByService())).toBeUndefined();
     expect(
-      clientGone(new Error('Unexpected end of form'), { complete: true, socket: {} as never }),
+      clientGone(AppError.payloadTooLarge('Over SVC_IMPORT_MAX_BYTES'), stoppedByService()),
     ).toBeUndefined();
-    expect(clientGone(new Error('Cannot read properties of undefined'), cutShort())).toBeUndefined();
   });
 });

@@ -106,7 +106,7 @@ describe('A client that goes away mid-request is logged as that, never as a data
   });
 
   it('logs an upload that stalls until it is answered 408 as a request timeout at info level', async () => {
-    for (const upload of uploads.slice(0, 2)) {
+    for (const upload of uploads) {
       logs.lines.splice(0);
       const socket = await halfUpload(app.url, upload.path, upload.headers, upload.body);
       let answer = '';
