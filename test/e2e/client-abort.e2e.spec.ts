@@ -4,6 +4,7 @@ import { RunningApp, startApp } from '../support/app.js';
 import { createTestDatabase, TestDatabase } from '../support/database.js';
 import { eventually, login } from '../support/http.js';
 import { CapturedLogs } from '../support/logs.js';
+import { endpointOf, TcpProxy } from '../support/tcp-proxy.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -34,13 +35,20 @@ async function halfUpload(
 describe('A client that goes away mid-request is logged as that, never as a database outage (issue 34, item 3)', () => {
   const logs = new CapturedLogs();
   let database: TestDatabase;
+  /** Between the service and PostgreSQL, to show that a real outage is still logged as one. */
+  let pgProxy: TcpProxy;
   let app: RunningApp;
   let token: string;
   let uploads: { name: string; path: string; headers: string[]; body: string }[];
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    app = await startApp({ SVC_DB_URL: database.url, SVC_HTTP_REQUEST_TIMEOUT: '2s' }, { logger: logs });
+    pgProxy = new TcpProxy(endpointOf(database.url, 5432));
+    await pgProxy.start();
+    app = await startApp(
+      { SVC_DB_URL: pgProxy.through(database.url), SVC_HTTP_REQUEST_TIMEOUT: '2s' },
+      { logger: logs },
+    );
     token = (await login(app.url)).accessToken;
     const auth = `Authorization: Bearer ${token}`;
     const projectId = (
@@ -79,7 +87,9 @@ describe('A client that goes away mid-request is logged as that, never as a data
     ];
   });
   afterAll(async () => {
+    await pgProxy.restore().catch(() => undefined);
     await app.close();
+    await pgProxy.cut();
     await database.drop();
   });
   beforeEach(() => logs.lines.splice(0));
@@ -119,6 +129,21 @@ describe('A client that goes away mid-request is logged as that, never as a data
       expect({ upload: upload.name, level: line.level }).toEqual({ upload: upload.name, level: 'log' });
       expect(logs.text()).not.toMatch(/database is unavailable|Client abort/);
       expect(alarms()).toEqual([]);
+    }
+  });
+
+  it('still logs a database that goes away as an outage: WARN 503, the database is unavailable', async () => {
+    await pgProxy.cut();
+    try {
+      const res = await request(app.url).get('/api/projects').set('Authorization', `Bearer ${token}`);
+      expect(res.status).toBe(503);
+      const line = await eventually(async () =>
+        alarms().find((l) => /database is unavailable/.test(l.message)),
+      );
+      expect(line.level).toBe('warn');
+      expect(logs.text()).not.toMatch(/Client abort|did not arrive in time/);
+    } finally {
+      await pgProxy.restore();
     }
   });
 });
