@@ -9,6 +9,7 @@ import {
   CreateRunDto,
   FinishRunDto,
   HistoryItemDto,
+  ResultDetailDto,
   ResultDto,
   ResultIdsDto,
   ResultsQueryDto,
@@ -84,6 +85,14 @@ export class RunsV1Controller {
   @ApiOkResponse({ type: PageOf(ResultDto) })
   listResults(@Param('runId') runId: string, @Query() query: ResultsQueryDto) {
     return this.results.listResults(runId, query);
+  }
+
+  @Get('runs/:runId/results/:resultId')
+  @RequireProjectRole('VIEWER', 'runId')
+  @ApiOperation({ summary: 'One result of the run, with every attempt of its test in the run' })
+  @ApiOkResponse({ type: ResultDetailDto })
+  getResult(@Param('runId') runId: string, @Param('resultId') resultId: string): Promise<ResultDetailDto> {
+    return this.results.getResult(runId, resultId);
   }
 
   @Post('runs/:runId/finish')

@@ -84,21 +84,30 @@ const CHANGES_SQL = `
 export class InsightsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  /** The run's failures grouped by failure_key(message) (see its migration), with a total count of groups. */
+  /**
+   * The run's failures grouped by failure_key(message) (see its migrations), with a total count of groups. A group's
+   * example is the message of its first result by id, as it was sent: looked up for the page's groups only, by the
+   * run's index (min(message) would compare every message of a group of thousands, and pick an arbitrary one).
+   */
   async failureGroups(
     runId: string,
     page: PageRequest<GroupSortField>,
   ): Promise<[FailureGroupRow[], number]> {
     const order = page.sort.map((s) => `${s.field === 'count' ? 'count' : 'key'} ${s.direction}`).join(', ');
     const rows: (FailureGroupRow & { n: string })[] = await this.db.query(
-      `SELECT key, count::int, failed::int, broken::int, tests::int, example, count(*) OVER () AS n FROM (
-         SELECT failure_key(message) AS key, count(*) AS count,
-                count(*) FILTER (WHERE status = 'FAILED') AS failed, count(*) FILTER (WHERE status = 'BROKEN') AS broken,
-                count(DISTINCT test_id) AS tests, min(left(message, 2000)) AS example
-           FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')
-          GROUP BY 1) g
-        ORDER BY ${order}, key
-        LIMIT $2 OFFSET $3`,
+      `SELECT p.key, p.count, p.failed, p.broken, p.tests, e.example, p.n FROM (
+         SELECT key, count::int, failed::int, broken::int, tests::int, first_id, count(*) OVER () AS n FROM (
+           SELECT failure_key(message) AS key, count(*) AS count,
+                  count(*) FILTER (WHERE status = 'FAILED') AS failed, count(*) FILTER (WHERE status = 'BROKEN') AS broken,
+                  count(DISTINCT test_id) AS tests, min(id) AS first_id
+             FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')
+            GROUP BY 1) g
+          ORDER BY ${order}, key
+          LIMIT $2 OFFSET $3) p
+       LEFT JOIN LATERAL (
+         SELECT left(message, 2000) AS example FROM results
+          WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN') AND id = p.first_id) e ON true
+       ORDER BY ${order}, key`,
       [runId, page.size, page.offset],
     );
     return withWindowTotal(rows, page, () =>

@@ -9,6 +9,7 @@ import type {
   CreateRunDto,
   FinishRunDto,
   HistoryItemDto,
+  ResultDetailDto,
   ResultDto,
   ResultsQueryDto,
   RunDto,
@@ -31,6 +32,9 @@ import { decodeCursor, encodeCursor, orderOf } from './tests-cursor.js';
  * report's every test case, held until its commit (and churning the cache of 200,000).
  */
 const REMEMBERED_PER_RUN = 100_000;
+
+/** Attempts listed with a result: a test retried more often than this within one run is a runaway loop. */
+const MAX_ATTEMPTS = 100;
 
 @Injectable()
 export class ResultsService {
@@ -125,6 +129,25 @@ export class ResultsService {
     const counts = { PASSED: run.countPassed, FAILED: run.countFailed, BROKEN: run.countBroken, SKIPPED: run.countSkipped };
     const [rows, total] = await this.runs.listResults(runId, { status, suite, q, group }, page, counts);
     return toPage(rows.map(toResultDto), total, page);
+  }
+
+  /** One result of the run, with every attempt of its test in the run (itself among them). */
+  async getResult(runId: string, resultId: string): Promise<ResultDetailDto> {
+    const result = /^\d{1,18}$/.test(resultId) ? await this.runs.findResult(runId, resultId) : null;
+    if (!result) {
+      throw AppError.notFound(`Result ${resultId} not found in run ${runId}`);
+    }
+    const attempts = await this.runs.attempts(runId, result.testId, MAX_ATTEMPTS);
+    return {
+      ...toResultDto(result),
+      attempts: attempts.map((a) => ({
+        id: Number(a.id),
+        status: a.status,
+        retry: a.retry,
+        durationMs: a.durationMs === null ? null : Number(a.durationMs),
+        startedAt: a.startedAt?.toISOString() ?? null,
+      })),
+    };
   }
 
   async finishRun(runId: string, dto: FinishRunDto): Promise<RunDto> {

@@ -233,6 +233,30 @@ export class RunsRepository {
   }
 
   /**
+   * One result of the run. Results have no index on their id alone (see ResultsWithoutIdIndex): the run's index on
+   * (run_id, status, id) finds it, probed once per status.
+   */
+  async findResult(runId: string, id: string): Promise<ResultEntity | null> {
+    const rows: Record<string, unknown>[] = await this.db.query(
+      `SELECT * FROM results WHERE run_id = $1 AND status = ANY($2::varchar[]) AND id = $3`,
+      [runId, RESULT_STATUSES, id],
+    );
+    return rows[0] ? toResultEntity(rows[0]) : null;
+  }
+
+  /**
+   * The test's attempts in the run, in the order the API defines (retry, then start, then arrival), at most `limit`:
+   * by the test's history index, which holds one test's results only.
+   */
+  async attempts(runId: string, testId: string, limit: number): Promise<ResultEntity[]> {
+    const rows: Record<string, unknown>[] = await this.db.query(
+      `SELECT * FROM results WHERE test_id = $1 AND run_id = $2 ORDER BY retry, started_at NULLS LAST, id LIMIT $3`,
+      [testId, runId, limit],
+    );
+    return rows.map(toResultEntity);
+  }
+
+  /**
    * Test cases with flakiness computed from their last 10 results: flaky when, on one code revision (the
    * `commit` attribute of the run, or all runs without one), the test both passed and failed, or passed on a retry.
    *

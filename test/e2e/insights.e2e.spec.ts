@@ -441,6 +441,10 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       `SELECT id FROM test_cases WHERE project_id = $1 AND name = 'bulk test 7'`,
       [projectId],
     );
+    const [{ id: bulkResult }] = await ds.query(
+      `SELECT id FROM results WHERE run_id = $1 AND name = 'bulk test 7'`,
+      [bulkRun],
+    );
 
     const reads = [
       '/api/projects',
@@ -452,6 +456,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       `/api/runs/${bulkRun}/results?suite=Bulk%203&q=test`,
       `/api/runs/${bulkRun}/results?group=${encodeURIComponent('expected <n> to be ok')}`,
       `/api/runs/${bulkRun}/failure-groups`,
+      `/api/runs/${bulkRun}/results/${bulkResult}`,
       `/api/runs/${bulkRun}/suites`,
       `/api/runs/${bulkRun}/compare`,
       `/api/runs/${bulkRun}/compare/tests?base=${bulkBase}&change=UNCHANGED`,

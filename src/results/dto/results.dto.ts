@@ -191,6 +191,24 @@ export class ResultDto {
   @ApiProperty() retry: number;
 }
 
+/** One attempt of a test in a run (a result, without its texts). */
+export class AttemptDto {
+  @ApiProperty() id: number;
+  @ApiProperty({ enum: RESULT_STATUSES }) status: ResultStatus;
+  @ApiProperty() retry: number;
+  @ApiProperty({ type: Number, nullable: true }) durationMs: number | null;
+  @ApiProperty({ type: String, nullable: true }) startedAt: string | null;
+}
+
+export class ResultDetailDto extends ResultDto {
+  @ApiProperty({
+    type: [AttemptDto],
+    description:
+      'Every result of its test in this run, itself among them, by retry, then start, then arrival (at most 100)',
+  })
+  attempts: AttemptDto[];
+}
+
 export class HistoryItemDto extends ResultDto {
   @ApiProperty() runName: string;
 }
