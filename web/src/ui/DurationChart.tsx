@@ -1,10 +1,15 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { runAxis, themedAxis, useChartColors } from './chart-theme';
 
-/** Durations (ms) over runs, oldest first, with uPlot: one point a run. */
+/**
+ * Durations (ms) over runs, oldest first, with uPlot: one point a run. Drawn in the colours of the scheme in use,
+ * and again when it changes.
+ */
 export function DurationChart({ labels, durations }: { labels: string[]; durations: (number | null)[] }) {
   const box = useRef<HTMLDivElement>(null);
+  const colors = useChartColors();
   useEffect(() => {
     const el = box.current;
     if (!el) {
@@ -15,14 +20,12 @@ export function DurationChart({ labels, durations }: { labels: string[]; duratio
       {
         width: Math.max(280, el.clientWidth),
         height: 200,
-        scales: { x: { time: false } },
-        axes: [
-          { label: 'run', values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')) },
-          { label: 'ms' },
-        ],
+        // Half a run of room either side, so that the first and last points are not cut at an edge.
+        scales: { x: { time: false, range: [0.5, labels.length + 0.5] } },
+        axes: [runAxis(colors), themedAxis(colors, { label: 'ms' })],
         series: [
           { label: 'run' },
-          { label: 'duration (ms)', stroke: '#1f5fbf', width: 2, points: { show: true, size: 5 } },
+          { label: 'duration (ms)', stroke: colors.accent, width: 2, points: { show: true, size: 5 } },
         ],
         legend: { show: false },
       },
@@ -35,7 +38,7 @@ export function DurationChart({ labels, durations }: { labels: string[]; duratio
       window.removeEventListener('resize', resize);
       chart.destroy();
     };
-  }, [labels, durations]);
+  }, [labels, durations, colors]);
   return (
     <div ref={box} className="chart" role="img" aria-label={`Duration over the last ${labels.length} runs`} />
   );

@@ -2,10 +2,15 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { TrendPoint } from '../api/client';
+import { runAxis, themedAxis, useChartColors } from './chart-theme';
 
-/** Pass rate (%) over the project's latest runs, oldest first, with uPlot: one point a run. */
+/**
+ * Pass rate (%) over the project's latest runs, oldest first, with uPlot: one point a run. Drawn in the colours of
+ * the scheme in use, and again when it changes.
+ */
 export function PassRateChart({ points }: { points: TrendPoint[] }) {
   const box = useRef<HTMLDivElement>(null);
+  const colors = useChartColors();
   useEffect(() => {
     const el = box.current;
     if (!el) {
@@ -20,22 +25,19 @@ export function PassRateChart({ points }: { points: TrendPoint[] }) {
         // Room around the first and last runs and above 100%, so that no point is cut at an edge.
         scales: { x: { time: false, range: [0.5, points.length + 0.5] }, y: { range: [0, 104] } },
         axes: [
-          {
-            label: 'run',
-            values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? String(t) : '')),
-          },
-          {
+          runAxis(colors),
+          themedAxis(colors, {
             label: 'pass rate %',
             splits: () => [0, 25, 50, 75, 100],
             values: (_u, ticks) => ticks.map((t) => `${t}%`),
-          },
+          }),
         ],
         series: [
           { label: 'run' },
           {
             label: 'pass rate',
-            stroke: '#1d6b3a',
-            fill: 'rgba(29, 107, 58, 0.12)',
+            stroke: colors.good,
+            fill: colors.goodFill,
             width: 2,
             points: { show: true, size: 5 },
           },
@@ -51,7 +53,7 @@ export function PassRateChart({ points }: { points: TrendPoint[] }) {
       window.removeEventListener('resize', resize);
       chart.destroy();
     };
-  }, [points]);
+  }, [points, colors]);
   const last = points.at(-1);
   const summary =
     last?.passRate == null ? '' : `; the latest, ${last.name}, ${Math.round(last.passRate * 100)}%`;
