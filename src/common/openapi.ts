@@ -38,6 +38,7 @@ export const OPERATION_IDS: Record<string, string> = {
   RunsV1Controller_deleteRun: 'deleteRun',
   RunsV1Controller_addResults: 'addResults',
   RunsV1Controller_listResults: 'listResults',
+  RunsV1Controller_getResult: 'getResult',
   RunsV1Controller_finish: 'finishRun',
   RunsV1Controller_listTests: 'listTests',
   RunsV1Controller_getTest: 'getTest',

@@ -11,6 +11,7 @@ import { ProjectRuns } from './pages/projects/ProjectRuns';
 import { ImportReport } from './pages/projects/ImportReport';
 import { ComparePage } from './pages/projects/ComparePage';
 import { Members } from './pages/projects/Members';
+import { ResultPage } from './pages/projects/ResultPage';
 import { RunPage } from './pages/projects/RunPage';
 import { TestHistory } from './pages/projects/TestHistory';
 import { Security } from './pages/profile/Security';
@@ -49,6 +50,7 @@ export function App() {
           <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
           <Route path="/projects/:projectId/members" element={<Members />} />
           <Route path="/runs/:runId" element={<RunPage />} />
+          <Route path="/runs/:runId/results/:resultId" element={<ResultPage />} />
           <Route path="/runs/:runId/compare" element={<ComparePage />} />
           <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
           <Route path="/profile/api-keys" element={<ApiKeys />} />

@@ -231,6 +231,22 @@ export interface Result {
   retry: number;
 }
 
+/** One attempt of a test in a run: a result without its texts. */
+export interface Attempt {
+  id: number;
+  status: ResultStatus;
+  retry: number;
+  durationMs: number | null;
+  startedAt: string | null;
+}
+
+/** One result as its page reads it: with its attributes and every attempt of its test in the run. */
+export interface ResultDetail extends Result {
+  startedAt: string | null;
+  attributes: Record<string, string>;
+  attempts: Attempt[];
+}
+
 export interface HistoryItem extends Result {
   runName: string;
   startedAt: string | null;
@@ -349,6 +365,8 @@ export function apiOf(session: Session) {
       call<TestCase>('getTest', { params: { projectId, testId } }),
     listResults: (runId: number, query: ListQuery) =>
       call<Page<Result>>('listResults', { params: { runId }, query: { size: 50, ...query } }),
+    getResult: (runId: number, resultId: number) =>
+      call<ResultDetail>('getResult', { params: { runId, resultId } }),
     trend: (projectId: number, runs = 30) =>
       call<{ points: TrendPoint[] }>('trend', { params: { projectId }, query: { runs } }),
     failureGroups: (runId: number, page = 0) =>

@@ -36,6 +36,7 @@ export const OPERATIONS = {
   listRuns: ['GET', '/api/projects/{projectId}/runs'],
   getRun: ['GET', '/api/runs/{runId}'],
   listResults: ['GET', '/api/runs/{runId}/results'],
+  getResult: ['GET', '/api/runs/{runId}/results/{resultId}'],
   importReport: ['POST', '/api/import/{format}'],
   testHistory: ['GET', '/api/projects/{projectId}/tests/{testId}/history'],
   getTest: ['GET', '/api/projects/{projectId}/tests/{testId}'],

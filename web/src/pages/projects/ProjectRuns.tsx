@@ -98,6 +98,7 @@ export function ProjectRuns() {
             <p className="hint" aria-live="polite">
               {counted(data.totalElements, 'run')}
             </p>
+            {/* On a phone each run is a card (styles.css): its name, counts and pass rate, nothing off-screen. */}
             <div className="table-wrap">
               <table className="runs">
                 <thead>
@@ -116,10 +117,11 @@ export function ProjectRuns() {
                 <tbody>
                   {data.content.map((run) => (
                     <tr key={run.id} data-testid={`run-${run.id}`}>
-                      <td>
+                      <td className="c-run">
                         <Link to={`/runs/${run.id}`}>{run.name}</Link>
                         <span className="hint block">
                           {run.status === 'FINISHED' ? 'finished' : 'in progress'}
+                          <span className="phone-only"> {formatDate(run.startedAt)}</span>
                           {' · '}
                           <Link to={`/runs/${run.id}/compare`}>
                             compare<span className="visually-hidden"> {run.name} with the run before</span>
@@ -127,13 +129,14 @@ export function ProjectRuns() {
                         </span>
                         <Attributes attributes={run.attributes} />
                       </td>
-                      <td>
+                      <td className="c-counts">
                         <div className="counts-cell">
                           <CountBar counts={run.counts} />
                           <span className="hint">{run.counts.total.toLocaleString()}</span>
                         </div>
                       </td>
-                      <td>
+                      <td className="c-rate">
+                        <span className="phone-only hint">pass rate </span>
                         <PassRate counts={run.counts} />
                       </td>
                       <td className="hide-phone">

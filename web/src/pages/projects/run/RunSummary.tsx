@@ -1,0 +1,69 @@
+import { useQueryClient } from '@tanstack/react-query';
+import { useCallback } from 'react';
+import type { Run } from '../../../api/client';
+import type { LiveEvent } from '../../../live/merge';
+import { useLiveProject } from '../../../live/useLiveProject';
+import { formatDate, formatDuration } from '../../../ui/components';
+import { CountBar, countsInWords, PassRate } from '../../../ui/CountBar';
+import { useThrottled } from '../../../ui/use-throttled';
+import { Attributes } from '../ProjectRuns';
+import { FailureGroups } from './FailureGroups';
+import type { Filters, SetFilters } from './filters';
+
+/** The run's counts (live while it is in progress), duration and attributes, and its failures by cause. */
+export function RunSummary({
+  run,
+  filters,
+  set,
+  groups,
+}: {
+  run: Run;
+  filters: Filters;
+  set: SetFilters;
+  /** Whether to read the failure groups yet. */
+  groups: boolean;
+}) {
+  const queries = useQueryClient();
+  const refresh = useThrottled(
+    useCallback(() => {
+      for (const key of ['run', 'results', 'groups', 'suites']) {
+        void queries.invalidateQueries({ queryKey: [key, run.id] });
+      }
+    }, [queries, run.id]),
+    1000,
+  );
+  const onEvent = useCallback(
+    (event: LiveEvent) => {
+      if (event.data.runId === run.id) {
+        refresh();
+      }
+    },
+    [refresh, run.id],
+  );
+  useLiveProject(run.projectId, onEvent, refresh);
+  const failures = run.counts.failed + run.counts.broken;
+  return (
+    <>
+      <div className="card facts-row">
+        <CountBar counts={run.counts} />
+        <p>
+          {countsInWords(run.counts)} · pass rate <PassRate counts={run.counts} /> ·{' '}
+          {run.status === 'FINISHED' && run.finishedAt
+            ? `finished ${formatDate(run.finishedAt)}, took ${formatDuration(run.startedAt, run.finishedAt)}`
+            : `in progress since ${formatDate(run.startedAt)}`}
+        </p>
+        <Attributes attributes={run.attributes} />
+      </div>
+      {failures > 0 ? (
+        <FailureGroups
+          runId={run.id}
+          enabled={groups}
+          active={filters.group}
+          page={Number(filters.gpage || 0)}
+          onPage={(p) => set({ gpage: String(p), group: filters.group }, { replace: true })}
+          onPick={(group) => set({ group, status: '', suite: '', q: '' })}
+        />
+      ) : null}
+    </>
+  );
+}
