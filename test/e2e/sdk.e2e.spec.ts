@@ -292,6 +292,7 @@ const WEB_TYPES: [app: string, schema: string][] = [
   ['RunCounts', 'RunCountsDto'],
   ['Run', 'RunDto'],
   ['Result', 'ResultDto'],
+  ['ResultDetail', 'ResultDetailDto'],
   ['HistoryItem', 'HistoryItemDto'],
   ['AuditEvent', 'AuditEventDto'],
   ['Subscription', 'SubscriptionDto'],

@@ -240,7 +240,7 @@ describe('The run page', () => {
     retry: 0,
   });
 
-  it('asks for the filters in the URL, reads only the pages in view, sorts by a header and opens a trace', async () => {
+  it('asks for the filters in the URL, reads only the pages in view, sorts by a header and links each result', async () => {
     const fetchImpl = api({
       '/api/runs/5': () => ({
         ...run(5, 'big run'),
@@ -259,7 +259,7 @@ describe('The run page', () => {
       '/api/runs/5/failure-groups': () => pageOf([]),
     });
     renderAt('/runs/5?status=FAILED%2CBROKEN&q=test', '/runs/:runId', <RunPage />, fetchImpl);
-    expect(await screen.findByRole('button', { name: 'test 1' })).toBeTruthy();
+    expect(await screen.findByRole('link', { name: 'test 1' })).toBeTruthy();
     expect(screen.getByText('1,000 results')).toBeTruthy();
     const asked = calls(fetchImpl, '/api/runs/5/results');
     expect(Object.fromEntries(asked[0].searchParams)).toEqual({
@@ -285,10 +285,10 @@ describe('The run page', () => {
       'descending',
     );
 
-    await user.click(await screen.findByRole('button', { name: 'test 3' }));
-    const detail = screen.getByRole('region', { name: 'test 3' });
-    expect(within(detail).getByText('at line 3')).toBeTruthy();
-    expect(within(detail).getByText('expected 3')).toBeTruthy();
+    // A result opens on a page of its own (ResultPage, tested in run-page.test.tsx).
+    expect((await screen.findByRole('link', { name: 'test 3' })).getAttribute('href')).toBe(
+      '/runs/5/results/3',
+    );
   });
 });
 
@@ -332,9 +332,15 @@ describe('Failure groups', () => {
       <FailureGroups runId={5} active="(no message)" page={0} onPage={() => undefined} onPick={onPick} />,
       fetchImpl,
     );
-    expect(await screen.findByText('Connection refused: db:<n>')).toBeTruthy();
+    // A message of the group as it was sent, the normalised key only as its tooltip.
+    const example = await screen.findByText('Connection refused: db:5432');
+    expect(example.getAttribute('title')).toBe('Connection refused: db:<n>');
+    expect(screen.queryByText('Connection refused: db:<n>')).toBeNull();
+    expect(screen.getByText('(no message)').getAttribute('title')).toBe('(no message)');
     expect(
-      screen.getByText('2 causes: failures with the same message, numbers, ids and temporary paths aside.'),
+      screen.getByText(
+        '2 causes: failures with the same message, numbers, ids and temporary paths aside. Each shows one of its messages.',
+      ),
     ).toBeTruthy();
     const items = screen.getAllByRole('listitem');
     expect(within(items[0]).getByText('300')).toBeTruthy();
