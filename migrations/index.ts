@@ -13,6 +13,7 @@ import { ResultsWithoutIdIndex1764640000000 } from './1764640000000-ResultsWitho
 import { DirectoryIdentity1764650000000 } from './1764650000000-DirectoryIdentity.js';
 import { FailureKey1764660000000 } from './1764660000000-FailureKey.js';
 import { TestCasesOrder1795698000000 } from './1795698000000-TestCasesOrder.js';
+import { TokensValidAfter1795708800000 } from './1795708800000-TokensValidAfter.js';
 import { FailureKeyIdentifiers1795712400000 } from './1795712400000-FailureKeyIdentifiers.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
@@ -32,5 +33,6 @@ export const MIGRATIONS = [
   DirectoryIdentity1764650000000,
   FailureKey1764660000000,
   TestCasesOrder1795698000000,
+  TokensValidAfter1795708800000,
   FailureKeyIdentifiers1795712400000,
 ];

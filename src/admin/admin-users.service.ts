@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { ApiTokensRepository } from '../api-tokens/api-tokens.repository.js';
-import { RefreshTokenService } from '../auth/refresh-token.service.js';
+import { SessionsService } from '../auth/sessions.service.js';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
@@ -19,7 +19,7 @@ export class AdminUsersService {
     private readonly search: AdminUsersRepository,
     private readonly users: UsersRepository,
     private readonly userCache: UserCache,
-    private readonly refreshTokens: RefreshTokenService,
+    private readonly sessions: SessionsService,
     private readonly apiTokens: ApiTokensRepository,
     private readonly audit: AdminAudit,
   ) {}
@@ -56,12 +56,16 @@ export class AdminUsersService {
         // The guard read the actor's rights before this request waited for the lock: another admin may have
         // taken them meanwhile.
         if (!(await admins.isEnabledAdmin(actor.id))) {
-          throw AppError.conflict('You are no longer a platform admin: a change made meanwhile took that right');
+          throw AppError.conflict(
+            'You are no longer a platform admin: a change made meanwhile took that right',
+          );
         }
         const removesAnAdmin =
           (changes.admin === false || changes.enabled === false) && (await admins.isEnabledAdmin(user.id));
         if (removesAnAdmin && (await admins.countEnabledAdminsBut(user.id)) === 0) {
-          throw AppError.conflict('The platform needs at least one enabled platform admin: make someone else admin first');
+          throw AppError.conflict(
+            'The platform needs at least one enabled platform admin: make someone else admin first',
+          );
         }
         await admins.update(user.id, changes);
       });
@@ -70,10 +74,11 @@ export class AdminUsersService {
       Object.assign(user, changes);
     }
     if (dto.enabled === false) {
-      // Also when already disabled: whatever credentials exist now must not outlive this request.
-      await this.refreshTokens.revokeAllForUser(user.id);
+      // Also when already disabled: whatever credentials exist now must not outlive this request, nor come back
+      // if the account is enabled again within an access token's lifetime. endAll's broadcast also reaches the
+      // API-token caches.
       await this.apiTokens.deleteAllOf(user.id);
-      await this.userCache.invalidate(user.id);
+      await this.sessions.endAll(user.id);
     }
     if (Object.keys(described).length) {
       await this.audit.record(actor, ip, 'USER_UPDATED', `user:${user.id}`, {

@@ -36,7 +36,7 @@ export class ApiTokenAuthenticator {
   private onInvalidate(event: Invalidation): void {
     if (event.kind === 'token') {
       this.cache.delete(event.hash);
-    } else {
+    } else if (event.kind === 'user') {
       // A change to a user: their tokens carry their admin flag and enabled state.
       this.forgetUser(event.id);
     }

@@ -1,12 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Request } from 'express';
 import { JwtService } from '@nestjs/jwt';
+import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { AppConfig } from '../config/app-config.js';
+import { CacheInvalidation, type Invalidation } from '../infra/kv/cache-invalidation.js';
+import { KeyValueStore } from '../infra/kv/key-value-store.js';
 import { JwtStrategy } from './jwt.strategy.js';
 
 const VERIFIED_MAX = 10_000;
+/** Revoked ids and sessions kept in memory before the expired ones are swept out. */
+const REVOKED_SWEEP_AT = 10_000;
 /** How far ahead of this replica's clock a token's `iat` may be (another replica's clock). */
 const CLOCK_SKEW_SECONDS = 30;
 /** A user id as the database stores it: a positive bigint. */
@@ -27,7 +32,11 @@ export function isIssuedClaims(claims: Partial<AccessClaims>): claims is AccessC
     Number.isFinite(claims.iat) &&
     claims.iat! <= Date.now() / 1000 + CLOCK_SKEW_SECONDS &&
     typeof claims.jti === 'string' &&
-    claims.jti.length > 0
+    claims.jti.length > 0 &&
+    // Tokens issued before these claims existed have neither (they are refused after a cut-off in their second).
+    (claims.iat_ms === undefined ||
+      (Number.isFinite(claims.iat_ms) && Math.floor(claims.iat_ms / 1000) === claims.iat)) &&
+    (claims.sid === undefined || (typeof claims.sid === 'string' && claims.sid.length > 0))
   );
 }
 
@@ -36,6 +45,14 @@ export interface AccessClaims {
   jti: string;
   iat: number;
   exp: number;
+  /**
+   * When the token was issued, in epoch milliseconds (`iat` has whole seconds): compared with the user's
+   * tokensValidAfter, so that a token issued in the second of a password reset is refused while one issued after
+   * it is not.
+   */
+  iat_ms?: number;
+  /** The sign-in session (refresh-token family) the token was issued to: logout revokes the session's tokens. */
+  sid?: string;
   /** Distinguishes access tokens from other tokens signed with the same key (e.g. two-factor challenges). */
   typ: 'access';
 }
@@ -46,12 +63,28 @@ interface VerifiedToken {
   id: string;
   jti: string;
   exp: number;
+  issuedAt: number;
+  sid?: string;
 }
 
 /** A fresh principal object for every request: the guard sets `admin` on the one it gets. */
 function principalOf(known: VerifiedToken): AccessPrincipal {
-  return { user: { id: known.id, admin: false, via: 'JWT', credentialId: known.jti }, exp: known.exp };
+  return {
+    user: { id: known.id, admin: false, via: 'JWT', credentialId: known.jti, issuedAt: known.issuedAt },
+    exp: known.exp,
+    sid: known.sid,
+  };
 }
+
+/** What logout revokes: one token by its id, every token of a sign-in session, or both (until: epoch ms). */
+export interface AccessRevocation {
+  userId: string;
+  jti?: string;
+  sid?: string;
+  until: number;
+}
+
+const revokedKey = (what: string): string => `access-revoked:${what}`;
 
 export interface IssuedAccessToken {
   accessToken: string;
@@ -63,15 +96,32 @@ export interface IssuedAccessToken {
 export interface AccessPrincipal {
   user: AuthUser;
   exp: number;
+  /** The sign-in session the token belongs to (tokens issued before sessions were named have none). */
+  sid?: string;
 }
 
+/**
+ * Issues and checks access JWTs. Logout revokes tokens by id or session (revoke): in the key-value store until
+ * they expire, and on every replica at once through CacheInvalidation, which drops them from each replica's
+ * remembered tokens and adds them to its in-memory list of revoked ones. A request with a remembered token asks
+ * nothing more (the hot path stays as fast as it was); a token seen for the first time on a replica is also looked
+ * up in the store, for a replica that started after the revocation was broadcast.
+ */
 @Injectable()
 export class AccessTokenService {
+  private readonly logger = new Logger('AccessTokens');
+  /** `jti:<id>` and `sid:<session>` revoked, with when the revocation may be forgotten (epoch ms). */
+  private readonly revoked = new Map<string, number>();
+
   constructor(
     private readonly jwt: JwtService,
     private readonly config: AppConfig,
     private readonly strategy: JwtStrategy,
-  ) {}
+    private readonly kv: KeyValueStore,
+    private readonly invalidation: CacheInvalidation,
+  ) {
+    invalidation.onInvalidate((event) => this.onInvalidate(event));
+  }
 
   /**
    * The principal of a valid access token (HS256 only, unexpired, of type `access`), verified by its Passport
@@ -88,8 +138,20 @@ export class AccessTokenService {
       return principalOf(known);
     }
     const req = { headers: { authorization: `Bearer ${token}` } } as Request;
-    return this.strategy.verify(req).then((claims) => {
-      const verified: VerifiedToken = { token, id: claims.sub, jti: claims.jti, exp: claims.exp };
+    return this.strategy.verify(req).then(async (claims) => {
+      const verified: VerifiedToken = {
+        token,
+        id: claims.sub,
+        jti: claims.jti,
+        exp: claims.exp,
+        issuedAt: claims.iat_ms ?? claims.iat * 1000,
+        sid: claims.sid,
+      };
+      await this.refuseIfRevoked(verified);
+      // Checked again after the look-up: a revocation broadcast meanwhile must not be remembered over.
+      if (this.isRevokedHere(verified)) {
+        throw revokedError();
+      }
       if (this.verified.size >= VERIFIED_MAX) {
         this.verified.clear();
       }
@@ -101,12 +163,106 @@ export class AccessTokenService {
   /** Checked tokens by signature. */
   private readonly verified = new Map<string, VerifiedToken>();
 
-  async issue(userId: string): Promise<IssuedAccessToken> {
+  /**
+   * A new access token. `session` names the sign-in session (refresh-token family) it belongs to; `notBefore` is
+   * the user's tokensValidAfter as read for this sign-in: the token is issued after it even if this replica's
+   * clock is behind the one that set it, so a sign-in right after a password reset is never refused.
+   */
+  async issue(
+    userId: string,
+    options: { session?: string; notBefore?: Date | null } = {},
+  ): Promise<IssuedAccessToken> {
     const expiresIn = this.config.auth.accessTtlSeconds;
+    const issuedAt = Math.max(Date.now(), (options.notBefore?.getTime() ?? 0) + 1);
     const accessToken = await this.jwt.signAsync(
-      { sub: userId, typ: 'access' },
+      {
+        sub: userId,
+        typ: 'access',
+        iat: Math.floor(issuedAt / 1000),
+        iat_ms: issuedAt,
+        ...(options.session ? { sid: options.session } : {}),
+      },
       { jwtid: randomUUID(), expiresIn },
     );
     return { accessToken, tokenType: 'Bearer', expiresIn };
   }
+
+  /**
+   * Revokes one token (jti) and/or every token of a session (sid) until `until`, when they have all expired: in
+   * the key-value store, then on every replica before resolving. Sockets opened with them are closed by LiveSockets,
+   * which hears the same broadcast.
+   */
+  async revoke(revocation: AccessRevocation): Promise<void> {
+    const ttlSeconds = Math.ceil((revocation.until - Date.now()) / 1000);
+    if (ttlSeconds <= 0 || (!revocation.jti && !revocation.sid)) {
+      return;
+    }
+    await Promise.all(keysOf(revocation).map((key) => this.kv.set(revokedKey(key), '1', ttlSeconds)));
+    await this.invalidation.invalidate({ kind: 'access', ...revocation });
+  }
+
+  private onInvalidate(event: Invalidation): void {
+    if (event.kind !== 'access') {
+      return;
+    }
+    if (this.revoked.size >= REVOKED_SWEEP_AT) {
+      const now = Date.now();
+      for (const [key, until] of this.revoked) {
+        if (until <= now) {
+          this.revoked.delete(key);
+        }
+      }
+    }
+    for (const key of keysOf(event)) {
+      this.revoked.set(key, event.until);
+    }
+    for (const [signature, known] of this.verified) {
+      if (known.jti === event.jti || (event.sid !== undefined && known.sid === event.sid)) {
+        this.verified.delete(signature);
+      }
+    }
+  }
+
+  private isRevokedHere(token: VerifiedToken): boolean {
+    return (
+      this.revoked.has(`jti:${token.jti}`) ||
+      (token.sid !== undefined && this.revoked.has(`sid:${token.sid}`))
+    );
+  }
+
+  /**
+   * Refuses a revoked token: from this replica's list, else from the store (a replica that started after the
+   * broadcast). Only tokens not yet remembered come here, once per token and replica. With the store unreachable the
+   * token is let through, logged: every replica that was running heard the revocation itself.
+   */
+  private async refuseIfRevoked(token: VerifiedToken): Promise<void> {
+    if (this.isRevokedHere(token)) {
+      throw revokedError();
+    }
+    let found: (string | null)[];
+    try {
+      found = await Promise.all(keysOf(token).map((key) => this.kv.get(revokedKey(key))));
+    } catch (error) {
+      this.logger.warn(`could not look up whether an access token was revoked: ${(error as Error).message}`);
+      return;
+    }
+    if (found.some((value) => value !== null)) {
+      throw revokedError();
+    }
+  }
+}
+
+function keysOf(target: { jti?: string; sid?: string }): string[] {
+  const keys: string[] = [];
+  if (target.jti) {
+    keys.push(`jti:${target.jti}`);
+  }
+  if (target.sid) {
+    keys.push(`sid:${target.sid}`);
+  }
+  return keys;
+}
+
+function revokedError(): AppError {
+  return AppError.unauthenticated('The access token was revoked (signed out); sign in again');
 }

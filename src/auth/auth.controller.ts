@@ -17,6 +17,7 @@ import { ClientIp, Public } from '../common/decorators.js';
 import { ErrorBody } from '../common/error-body.js';
 import { AppConfig } from '../config/app-config.js';
 import { AuthService, SignedIn } from './auth.service.js';
+import { API_TOKEN_PREFIX } from './authentication.guard.js';
 import { LoginDto } from './dto/login.dto.js';
 import { MeDto } from './dto/me.dto.js';
 import { TokenResponseDto } from './dto/token-response.dto.js';
@@ -116,10 +117,14 @@ export class AuthController {
   @HttpCode(204)
   @UseGuards(SameSiteGuard)
   @ApiCookieAuth('svc_refresh')
-  @ApiOperation({ summary: "Revoke the refresh cookie's token family and clear the cookie" })
+  @ApiBearerAuth()
+  @ApiOperation({
+    summary:
+      "End this session: revoke the refresh cookie's token family and its access tokens, and the access token sent, if any; clear the cookie",
+  })
   @ApiNoContentResponse()
   async logout(@Req() req: Request, @ClientIp() ip: string, @Res({ passthrough: true }) res: Response) {
-    await this.auth.logout(refreshCookieOf(req), ip);
+    await this.auth.logout(refreshCookieOf(req), bearerJwtOf(req), ip);
     clearRefreshCookie(res, this.config);
   }
 
@@ -137,4 +142,15 @@ export class AuthController {
     setRefreshCookie(res, signedIn.refreshToken, this.config);
     return signedIn.access;
   }
+}
+
+/** The access JWT of an `Authorization: Bearer` header, if the request has one (not an API token). */
+function bearerJwtOf(req: Request): string | undefined {
+  const [scheme, value, extra] = (req.headers.authorization ?? '').split(' ');
+  return scheme.toLowerCase() === 'bearer' &&
+    value &&
+    extra === undefined &&
+    !value.startsWith(API_TOKEN_PREFIX)
+    ? value
+    : undefined;
 }

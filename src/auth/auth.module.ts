@@ -15,6 +15,7 @@ import { JwtStrategy } from './jwt.strategy.js';
 import { jwtKey } from './jwt-key.js';
 import { ClientLimits } from './client-limits.js';
 import { RefreshTokenService } from './refresh-token.service.js';
+import { SessionsService } from './sessions.service.js';
 import { SameSiteGuard } from './same-site.guard.js';
 
 @Module({
@@ -38,12 +39,13 @@ import { SameSiteGuard } from './same-site.guard.js';
     AuthService,
     AccessTokenService,
     RefreshTokenService,
+    SessionsService,
     JwtStrategy,
     ClientLimits,
     SameSiteGuard,
     AuthenticationGuard,
     { provide: APP_GUARD, useExisting: AuthenticationGuard },
   ],
-  exports: [AccessTokenService, RefreshTokenService, ClientLimits, AuthenticationGuard],
+  exports: [AccessTokenService, RefreshTokenService, SessionsService, ClientLimits, AuthenticationGuard],
 })
 export class AuthModule {}

@@ -10,12 +10,12 @@ import { PasswordHasher } from '../users/password-hasher.js';
 import type { UserEntity } from '../users/user.entity.js';
 import { UserCache } from '../users/user-cache.js';
 import { UsersRepository } from '../users/users.repository.js';
-import { AccessTokenService, IssuedAccessToken } from './access-token.service.js';
+import { type AccessPrincipal, AccessTokenService, IssuedAccessToken } from './access-token.service.js';
 import type { LoginDto } from './dto/login.dto.js';
 import type { MeDto } from './dto/me.dto.js';
 import { rateLimitAudit } from './rate-limit-audit.js';
 import { rateLimitedFor } from '../common/rate-limit.js';
-import { RefreshTokenService } from './refresh-token.service.js';
+import { RefreshTokenService, sessionOf, sessionOfToken } from './refresh-token.service.js';
 import type { TwoFactorChallengeDto, TwoFactorVerifyDto } from '../two-factor/dto/two-factor.dto.js';
 import { TwoFactorService } from '../two-factor/two-factor.service.js';
 
@@ -84,7 +84,7 @@ export class AuthService {
       return this.twoFactor.startChallenge(user!.id);
     }
     this.audit({ type: 'LOGIN_SUCCESS', actorId: user!.id, actorEmail: user!.email, ip });
-    return this.signIn(user!.id);
+    return this.signIn(user!);
   }
 
   /** The second step of a login with two-factor active. */
@@ -98,7 +98,7 @@ export class AuthService {
       ip,
       details: { secondFactor: method },
     });
-    return this.signIn(user.id);
+    return this.signIn(user);
   }
 
   async refresh(token: string | undefined, ip: string): Promise<SignedIn> {
@@ -122,13 +122,48 @@ export class AuthService {
       await this.refreshTokens.revoke(outcome.token);
       throw AppError.unauthenticated('The account no longer exists or is disabled');
     }
-    return { access: await this.accessTokens.issue(user.id), refreshToken: outcome.token };
+    const access = await this.accessTokens.issue(user.id, {
+      session: sessionOf(outcome.familyId),
+      notBefore: user.tokensValidAfter,
+    });
+    return { access, refreshToken: outcome.token };
   }
 
-  async logout(token: string | undefined, ip: string): Promise<void> {
-    const userId = await this.refreshTokens.revoke(token);
+  /**
+   * Ends this sign-in session: the refresh cookie's family, every access token issued to it, and the access token
+   * the request was sent with (an invalid or expired one is no reason to refuse a logout). Other sessions of the
+   * user keep working; a password reset is what ends them all.
+   */
+  async logout(refreshToken: string | undefined, accessToken: string | undefined, ip: string): Promise<void> {
+    const family = await this.refreshTokens.revoke(refreshToken);
+    const access = accessToken ? await this.principalOf(accessToken) : undefined;
+    // Every access token of the session has expired once a lifetime has passed from now.
+    const sessionUntil = Date.now() + this.config.auth.accessTtlSeconds * 1000;
+    if (family) {
+      await this.accessTokens.revoke({ userId: family.userId, sid: family.session, until: sessionUntil });
+    }
+    if (access && access.sid !== family?.session) {
+      await this.accessTokens.revoke({
+        userId: access.user.id,
+        jti: access.user.credentialId,
+        until: access.exp * 1000,
+      });
+    }
+    const userId = family?.userId ?? access?.user.id;
     if (userId) {
       this.audit({ type: 'LOGOUT', actorId: userId, ip });
+    }
+  }
+
+  /** The access token's principal, or undefined when it is not a valid one. */
+  private async principalOf(token: string): Promise<AccessPrincipal | undefined> {
+    try {
+      return await this.accessTokens.verify(token);
+    } catch (error) {
+      if (error instanceof AppError) {
+        return undefined;
+      }
+      throw error;
     }
   }
 
@@ -149,11 +184,13 @@ export class AuthService {
     return dto;
   }
 
-  private async signIn(userId: string): Promise<SignedIn> {
-    const [access, refreshToken] = await Promise.all([
-      this.accessTokens.issue(userId),
-      this.refreshTokens.issue(userId),
-    ]);
+  /** A new session: its refresh token, then an access token naming it (see AccessTokenService.issue). */
+  private async signIn(user: UserEntity): Promise<SignedIn> {
+    const refreshToken = await this.refreshTokens.issue(user.id);
+    const access = await this.accessTokens.issue(user.id, {
+      session: sessionOfToken(refreshToken),
+      notBefore: user.tokensValidAfter,
+    });
     return { access, refreshToken };
   }
 

@@ -69,18 +69,30 @@ describe(AuthenticationGuard.name, () => {
       new CacheInvalidation(new MemoryKeyValueStore()),
     );
     const accessTokens = {
-      verify: (token: string) => ({
-        user: { id: token.replace('jwt-', ''), admin: false, via: 'JWT' as const, credentialId: 'j' },
-        exp: 1_900_000_000,
-      }),
+      // `jwt-<user id>` or `jwt-<user id>@<issued at, epoch ms>`.
+      verify: (token: string) => {
+        const [id, issuedAt] = token.replace('jwt-', '').split('@');
+        return {
+          user: {
+            id,
+            admin: false,
+            via: 'JWT' as const,
+            credentialId: 'j',
+            issuedAt: issuedAt === undefined ? undefined : Number(issuedAt),
+          },
+          exp: 1_900_000_000,
+        };
+      },
     };
     apiToken = {
-      authenticateRequest: jest.fn(async (req: { headers: { authorization?: string } }): Promise<AuthUser> => {
-        if (req.headers.authorization === 'Bearer tms_revoked') {
-          throw AppError.unauthenticated('The API token is invalid, expired or revoked');
-        }
-        return { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' };
-      }),
+      authenticateRequest: jest.fn(
+        async (req: { headers: { authorization?: string } }): Promise<AuthUser> => {
+          if (req.headers.authorization === 'Bearer tms_revoked') {
+            throw AppError.unauthenticated('The API token is invalid, expired or revoked');
+          }
+          return { id: person.id, admin: false, via: 'API_TOKEN', credentialId: 't' };
+        },
+      ),
     };
     reflector = new Reflector();
     sut = new AuthenticationGuard(
@@ -124,6 +136,26 @@ describe(AuthenticationGuard.name, () => {
     await userCache.get('99'); // cached: no such user
     expect(() => sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer jwt-99'))).toThrow(
       'no longer exists or is disabled',
+    );
+  });
+
+  it("refuses access JWTs issued until the user's tokensValidAfter, to the millisecond, on both paths", async () => {
+    // A cut-off 400 ms into a second: a token of that same second issued before it is refused, one after it is not.
+    const cutOff = Date.parse('2026-11-26T16:00:00.400Z');
+    stored.set(person.id, makeUser({ id: person.id, tokensValidAfter: new Date(cutOff) }));
+    const at = (issuedAt: number) => contextFor(Things, Things.prototype.list, `Bearer jwt-7@${issuedAt}`);
+    await expect(sut.canActivate(at(cutOff - 399))).rejects.toThrow('The session was signed out');
+    for (const issuedAt of [cutOff - 399, cutOff - 1, cutOff, cutOff - 60_000]) {
+      expect(() => sut.canActivate(at(issuedAt))).toThrow('The session was signed out');
+    }
+    for (const issuedAt of [cutOff + 1, cutOff + 599, cutOff + 60_000]) {
+      expect(sut.canActivate(at(issuedAt))).toBe(true);
+    }
+    await expect(sut.authenticateToken(`jwt-7@${cutOff}`)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    await expect(sut.authenticateToken(`jwt-7@${cutOff + 1}`)).resolves.toMatchObject({ user: { id: '7' } });
+    // API tokens have no issue time: they are revoked by deleting them.
+    await expect(sut.canActivate(contextFor(Things, Things.prototype.list, 'Bearer tms_abc'))).resolves.toBe(
+      true,
     );
   });
 

@@ -82,8 +82,9 @@ export class AuthenticationGuard implements CanActivate {
   }
 
   /**
-   * An access JWT outlives a change to its user: a disabled or deleted account stops here (within the user
-   * cache's second on other replicas). API tokens are checked against the account when they are looked up.
+   * An access JWT outlives a change to its user: a disabled or deleted account stops here, and so does a token
+   * issued before the user's tokensValidAfter (every session ended), on every replica at once (the change is
+   * broadcast to the user caches). API tokens are checked against the account when they are looked up.
    */
   private authorize(req: Request, policy: RoutePolicy): boolean | Promise<boolean> {
     const principal = req.user as AuthUser;
@@ -137,6 +138,16 @@ export class AuthenticationGuard implements CanActivate {
 function permit(principal: AuthUser, user: UserEntity | null, policy: RoutePolicy): true {
   if (!user?.enabled) {
     throw AppError.unauthenticated('The account no longer exists or is disabled');
+  }
+  // Every session ended (a password reset, a disabled account): access JWTs issued until then are refused.
+  if (
+    principal.issuedAt !== undefined &&
+    user.tokensValidAfter &&
+    principal.issuedAt <= user.tokensValidAfter.getTime()
+  ) {
+    throw AppError.unauthenticated(
+      'The session was signed out (a password reset or an account change); sign in again',
+    );
   }
   principal.admin = user.admin;
   if (principal.via !== 'JWT' && policy.interactiveOnly) {

@@ -9,12 +9,13 @@ import { jwtKey } from './jwt-key.js';
 import { runStrategy } from './strategy-runner.js';
 
 /** What the strategy hands back: the token's claims, checked. */
-export type VerifiedAccess = Pick<AccessClaims, 'sub' | 'jti' | 'exp'>;
+export type VerifiedAccess = Pick<AccessClaims, 'sub' | 'jti' | 'exp' | 'iat' | 'iat_ms' | 'sid'>;
 
 /**
  * The access JWT's Passport strategy (passport-jwt): `Authorization: Bearer <jwt>`, HS256 only, with the key as a
  * KeyObject (jsonwebtoken's verify is several times faster with one than with the secret string), unexpired; then
- * the claims this service issues (`typ` access, a user id as subject, `exp`, `iat`, `jti`: see isIssuedClaims).
+ * the claims this service issues (`typ` access, a user id as subject, `exp`, `iat`, `jti`, optionally `iat_ms` and
+ * `sid`: see isIssuedClaims).
  */
 @Injectable()
 export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
@@ -32,7 +33,14 @@ export class JwtStrategy extends PassportStrategy(Strategy, 'jwt') {
     if (!isIssuedClaims(claims)) {
       throw AppError.unauthenticated('The access token is invalid');
     }
-    return { sub: claims.sub, jti: claims.jti, exp: claims.exp };
+    return {
+      sub: claims.sub,
+      jti: claims.jti,
+      exp: claims.exp,
+      iat: claims.iat,
+      iat_ms: claims.iat_ms,
+      sid: claims.sid,
+    };
   }
 
   /** Verifies the request's access token through this strategy. */

@@ -1,6 +1,6 @@
 import { AppConfig } from '../config/app-config.js';
 import { MemoryKeyValueStore } from '../infra/kv/memory-key-value.store.js';
-import { RefreshTokenService } from './refresh-token.service.js';
+import { RefreshTokenService, sessionOfToken } from './refresh-token.service.js';
 
 describe(RefreshTokenService.name, () => {
   let kv: MemoryKeyValueStore;
@@ -44,7 +44,9 @@ describe(RefreshTokenService.name, () => {
   it('revokes one family on logout and reports its user', async () => {
     const a = await sut.issue('7');
     const b = await sut.issue('7');
-    expect(await sut.revoke(a)).toBe('7');
+    expect(await sut.revoke(a)).toEqual({ userId: '7', session: sessionOfToken(a) });
+    expect(sessionOfToken(a)).not.toBe(sessionOfToken(b));
+    expect(a).not.toContain(sessionOfToken(a));
     expect(await sut.rotate(a)).toEqual({ kind: 'invalid' });
     expect((await sut.rotate(b)).kind).toBe('rotated');
   });

@@ -74,15 +74,19 @@ export class RefreshTokenService {
     };
   }
 
-  /** Revokes the token's family; returns its user when the token named a live family. */
-  async revoke(token: string | undefined): Promise<string | undefined> {
+  /**
+   * Revokes the token's family; returns its user and session (see sessionOf) when the token named a live family.
+   */
+  async revoke(token: string | undefined): Promise<{ userId: string; session: string } | undefined> {
     const parsed = parse(token);
     if (!parsed) {
       return undefined;
     }
     const raw = await this.kv.get(familyKey(parsed.familyId));
     await this.kv.delete(familyKey(parsed.familyId));
-    return raw ? (JSON.parse(raw) as FamilyState).u : undefined;
+    return raw
+      ? { userId: (JSON.parse(raw) as FamilyState).u, session: sessionOf(parsed.familyId) }
+      : undefined;
   }
 
   /** Revokes every family of the user created until now (password reset, disabled account). */
@@ -98,6 +102,20 @@ export class RefreshTokenService {
   private get ttl(): number {
     return this.config.auth.refreshTtlSeconds;
   }
+}
+
+/**
+ * The sign-in session a family's access tokens name (their `sid`), so that logout can revoke them: a digest of the
+ * family id, not the id itself, which is half of the refresh token and would otherwise be readable by the page.
+ */
+export function sessionOf(familyId: string): string {
+  return createHash('sha256').update(`session:${familyId}`).digest('base64url').slice(0, 22);
+}
+
+/** The session of a refresh token as issued or rotated. */
+export function sessionOfToken(token: string): string | undefined {
+  const parsed = parse(token);
+  return parsed && sessionOf(parsed.familyId);
 }
 
 const familyKey = (familyId: string): string => `rf:${familyId}`;

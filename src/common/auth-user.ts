@@ -6,4 +6,6 @@ export interface AuthUser {
   via: 'JWT' | 'API_TOKEN';
   /** The access token's id (JWT) or the API token's id. */
   credentialId: string;
+  /** JWT: when the token was issued (epoch ms), for the user's tokensValidAfter. */
+  issuedAt?: number;
 }

@@ -431,6 +431,34 @@ export class LiveSockets implements OnModuleDestroy {
     const message = error instanceof AppError ? error.message : 'Internal error';
     this.send(client, JSON.stringify({ type: 'error', status, message, ...extra }));
   }
+
+  /**
+   * Checks again, at once, the credential of each of the user's sockets on this replica (a revocation reached it:
+   * see LiveRevocations), and closes with 4401 those it no longer admits. Each distinct token is checked once.
+   */
+  recheckUser(userId: string): void {
+    const checks = new Map<string, Promise<boolean>>();
+    for (const client of this.clients) {
+      const token = client.token;
+      if (client.user?.id !== userId || token === undefined) {
+        continue;
+      }
+      let admitted = checks.get(token);
+      if (!admitted) {
+        admitted = this.auth.authenticateToken(token).then(
+          () => true,
+          // Only a refused credential closes a socket; a check that failed (the database away) proves nothing.
+          (error: unknown) => !(error instanceof AppError && error.code === ErrorCode.UNAUTHENTICATED),
+        );
+        checks.set(token, admitted);
+      }
+      void admitted.then((ok) => {
+        if (!ok && client.token === token) {
+          client.ws.close(CLOSE.UNAUTHENTICATED, 'The credential is no longer valid');
+        }
+      });
+    }
+  }
 }
 
 /** Adds `delta` to a count of open sockets, removing the key at zero (no key outlives its sockets). */

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
-import { RefreshTokenService } from '../auth/refresh-token.service.js';
+import { SessionsService } from '../auth/sessions.service.js';
 import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import { KeyValueStore } from '../infra/kv/key-value-store.js';
@@ -41,7 +41,7 @@ export class AccountService implements OnApplicationShutdown {
     private readonly users: UsersRepository,
     private readonly tokens: AccountTokensRepository,
     private readonly hasher: PasswordHasher,
-    private readonly refreshTokens: RefreshTokenService,
+    private readonly sessions: SessionsService,
     private readonly mail: MailService,
     private readonly kv: KeyValueStore,
     private readonly events: EventEmitter2,
@@ -52,7 +52,9 @@ export class AccountService implements OnApplicationShutdown {
    * owner) is done after the answer, so the answer's timing says nothing about the address either.
    */
   register(dto: RegisterDto): AcceptedDto {
-    this.afterAnswer('register', () => this.registerAddress(dto.email.trim().toLowerCase(), dto.fullName.trim()));
+    this.afterAnswer('register', () =>
+      this.registerAddress(dto.email.trim().toLowerCase(), dto.fullName.trim()),
+    );
     return REGISTERED;
   }
 
@@ -87,13 +89,19 @@ export class AccountService implements OnApplicationShutdown {
   private async sendReset(address: string): Promise<void> {
     const requests = await this.kv.incrementWithTtl(`reset-requests:${address}`, 3600);
     if (requests > RESETS_PER_ADDRESS_HOUR) {
-      this.logger.warn(`Password reset for ${address} not sent: ${RESETS_PER_ADDRESS_HOUR} requests per hour reached`);
+      this.logger.warn(
+        `Password reset for ${address} not sent: ${RESETS_PER_ADDRESS_HOUR} requests per hour reached`,
+      );
       return;
     }
     const user = await this.users.findByEmail(address);
     if (user?.enabled && user.authSource === 'LOCAL') {
       const token = await this.issue(user.id, 'RESET_PASSWORD', RESET_MINUTES * 60);
-      await this.mail.queue('password-reset', address, { fullName: user.fullName, token, validMinutes: RESET_MINUTES });
+      await this.mail.queue('password-reset', address, {
+        fullName: user.fullName,
+        token,
+        validMinutes: RESET_MINUTES,
+      });
     }
   }
 
@@ -103,9 +111,16 @@ export class AccountService implements OnApplicationShutdown {
       // Following the link proves the mailbox as well as a verification would.
       emailVerified: true,
     }));
-    await this.refreshTokens.revokeAllForUser(user.id);
+    // "Signs out every session": the refresh tokens and the access tokens already issued, on every replica.
+    await this.sessions.endAll(user.id);
     await this.kv.delete(`login-failures:${user.email}`);
-    this.audit({ type: 'PASSWORD_RESET', actorId: user.id, actorEmail: user.email, ip, details: { sessionsRevoked: true } });
+    this.audit({
+      type: 'PASSWORD_RESET',
+      actorId: user.id,
+      actorEmail: user.email,
+      ip,
+      details: { sessionsRevoked: true },
+    });
     this.events.emit(SECURITY_NOTICE, securityNotice('PASSWORD_CHANGED', user, ip));
   }
 
@@ -124,7 +139,9 @@ export class AccountService implements OnApplicationShutdown {
     }
     // No such link is sent to a directory user; one from before the account came from the directory sets nothing.
     if ((await this.users.findById(owner.userId))?.authSource === 'LDAP') {
-      throw AppError.conflict(`The directory owns the password of ${owner.email}: change it there, then sign in with it`);
+      throw AppError.conflict(
+        `The directory owns the password of ${owner.email}: change it there, then sign in with it`,
+      );
     }
     assertAcceptablePassword(dto.password, owner.email);
     const update = await changes();
@@ -146,7 +163,13 @@ export class AccountService implements OnApplicationShutdown {
 
   private async createUnverified(email: string, fullName: string): Promise<UserEntity> {
     try {
-      return await this.users.save({ email, fullName, passwordHash: null, authSource: 'LOCAL', emailVerified: false });
+      return await this.users.save({
+        email,
+        fullName,
+        passwordHash: null,
+        authSource: 'LOCAL',
+        emailVerified: false,
+      });
     } catch (error) {
       // Two registrations of one new address at once: the other one created it.
       if (isUniqueViolation(error)) {
@@ -163,7 +186,9 @@ export class AccountService implements OnApplicationShutdown {
   private afterAnswer(what: string, work: () => Promise<void>): void {
     const done = new Promise<void>((resolve) => setImmediate(resolve))
       .then(work)
-      .catch((error: unknown) => this.logger.error(`${what} failed after the answer: ${(error as Error).message}`))
+      .catch((error: unknown) =>
+        this.logger.error(`${what} failed after the answer: ${(error as Error).message}`),
+      )
       .finally(() => this.pending.delete(done));
     this.pending.add(done);
   }

@@ -38,6 +38,13 @@ export class UserEntity {
   @Column({ name: 'two_factor_enabled', type: 'boolean', default: false })
   twoFactorEnabled: boolean;
 
+  /**
+   * Access JWTs issued at or before this instant are refused (compared in milliseconds with the token's `iat_ms`):
+   * set when every session ends (a password reset, a disabled account). Null: no cut-off.
+   */
+  @Column({ name: 'tokens_valid_after', type: 'timestamptz', nullable: true })
+  tokensValidAfter: Date | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 

@@ -1,7 +1,9 @@
+import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { ADMIN_EMAIL, RunningApp, TestDeployment } from '../support/app.js';
-import { login } from '../support/http.js';
+import { login, refreshCookieFrom } from '../support/http.js';
+import { LiveClient } from '../support/live.js';
 
 /**
  * Revocation reaches every replica before the revoking request answers: each replica caches user rows and API
@@ -79,6 +81,128 @@ describe('Revocation across replicas', () => {
       ]);
       expect([i, byJwt.status, byKey.status]).toEqual([i, 403, 403]);
     }
+  });
+
+  /** A password-reset link for the user, as the reset email carries it (stored as its digest). */
+  async function resetLink(userId: string): Promise<string> {
+    const token = randomBytes(32).toString('base64url');
+    await a.dataSource.query(
+      `INSERT INTO account_tokens (user_id, purpose, token_hash, expires_at)
+       VALUES ($1, 'RESET_PASSWORD', $2, now() + interval '1 hour')`,
+      [userId, createHash('sha256').update(token).digest('hex')],
+    );
+    return token;
+  }
+
+  /** A socket on `svc` authenticated with `token`, subscribed to a project of its user (the acknowledgement). */
+  async function socketOf(svc: RunningApp, token: string): Promise<LiveClient> {
+    const key = `P${randomBytes(6).toString('hex').toUpperCase()}`;
+    const project = (await as(a, token).post('/api/projects', { key, name: key }).expect(201)).body
+      .id as number;
+    const socket = await LiveClient.subscribed(svc.url, token, project);
+    sockets.push(socket);
+    return socket;
+  }
+  const sockets: LiveClient[] = [];
+  afterAll(() => sockets.forEach((socket) => socket.close()));
+
+  it("a password reset ends the user's access JWTs on the other replica at once, and their sockets; a login right after works, 10 times in a row", async () => {
+    for (let i = 0; i < 10; i++) {
+      const user = await insertUser(a.dataSource);
+      const [first, second] = [
+        await login(a.url, user.email, user.password),
+        await login(b.url, user.email, user.password),
+      ];
+      await as(b, first.accessToken).get('/api/auth/me').expect(200);
+      const socket = await socketOf(b, second.accessToken);
+      const password = `a-new-password-${i}-${randomBytes(4).toString('hex')}`;
+      // Within the second of the old sign-ins, mostly: access JWTs carry `iat` in whole seconds.
+      await request(a.url)
+        .post('/api/auth/reset-password')
+        .send({ token: await resetLink(user.id), password })
+        .expect(204);
+      const refused = await Promise.all([
+        as(b, first.accessToken).get('/api/auth/me'),
+        as(b, first.accessToken).get('/api/projects'),
+        as(b, second.accessToken).get('/api/auth/me'),
+        as(a, second.accessToken).get('/api/projects'),
+      ]);
+      expect([i, ...refused.map((res) => res.status)]).toEqual([i, 401, 401, 401, 401]);
+      expect(refused[0].body.message).toMatch(/signed out/);
+      expect(await socket.closed).toEqual({ code: 4401, reason: 'The credential is no longer valid' });
+      // The same second as the reset, mostly: the new session is not caught by it, on either replica.
+      const fresh = await login(b.url, user.email, password);
+      await as(a, fresh.accessToken).get('/api/auth/me').expect(200);
+      await as(b, fresh.accessToken).get('/api/projects').expect(200);
+    }
+  });
+
+  it('a logout ends its own session on the other replica at once, the JWT it was sent with and its socket; other sessions keep working', async () => {
+    const user = await insertUser(a.dataSource);
+    const ended = await login(a.url, user.email, user.password);
+    const other = await login(a.url, user.email, user.password);
+    // A second access token of the ending session, from its refresh cookie.
+    const refreshed = await request(b.url)
+      .post('/api/auth/refresh')
+      .set('Cookie', ended.refreshCookie)
+      .expect(200);
+    const cookie = refreshCookieFrom(refreshed);
+    for (const token of [ended.accessToken, refreshed.body.accessToken as string, other.accessToken]) {
+      await as(b, token).get('/api/auth/me').expect(200);
+    }
+    const socket = await socketOf(b, ended.accessToken);
+    const otherSocket = await socketOf(b, other.accessToken);
+
+    await request(a.url)
+      .post('/api/auth/logout')
+      .set('Authorization', `Bearer ${ended.accessToken}`)
+      .set('Cookie', cookie)
+      .expect(204);
+    const after = await Promise.all([
+      as(b, ended.accessToken).get('/api/auth/me'),
+      as(b, refreshed.body.accessToken as string).get('/api/projects'),
+      as(b, other.accessToken).get('/api/auth/me'),
+      as(a, other.accessToken).get('/api/projects'),
+    ]);
+    expect(after.map((res) => res.status)).toEqual([401, 401, 200, 200]);
+    expect(after[0].body.message).toMatch(/revoked/);
+    expect(await socket.closed).toMatchObject({ code: 4401 });
+    expect(otherSocket.ws.readyState).toBe(otherSocket.ws.OPEN);
+    await request(b.url).post('/api/auth/refresh').set('Cookie', cookie).expect(401);
+  });
+
+  it("a logout with the refresh cookie alone (the web UI's) ends that session's access tokens; with a JWT alone, that JWT", async () => {
+    const user = await insertUser(a.dataSource);
+    const byCookie = await login(a.url, user.email, user.password);
+    const byToken = await login(a.url, user.email, user.password);
+    const kept = await login(a.url, user.email, user.password);
+    await as(b, byCookie.accessToken).get('/api/auth/me').expect(200);
+    await as(b, byToken.accessToken).get('/api/auth/me').expect(200);
+    await request(a.url).post('/api/auth/logout').set('Cookie', byCookie.refreshCookie).expect(204);
+    await as(b, byCookie.accessToken).get('/api/auth/me').expect(401);
+    await request(a.url)
+      .post('/api/auth/logout')
+      .set('Authorization', `Bearer ${byToken.accessToken}`)
+      .expect(204);
+    await as(b, byToken.accessToken).get('/api/auth/me').expect(401);
+    await as(b, kept.accessToken).get('/api/auth/me').expect(200);
+    // A logout with a token that is no longer valid is still a logout.
+    await request(a.url)
+      .post('/api/auth/logout')
+      .set('Authorization', `Bearer ${byToken.accessToken}`)
+      .expect(204);
+    await request(a.url).post('/api/auth/logout').set('Authorization', 'Bearer not-a-token').expect(204);
+  });
+
+  it("a disabled account's access JWTs stay refused when it is enabled again", async () => {
+    const user = await insertUser(a.dataSource);
+    const before = (await login(a.url, user.email, user.password)).accessToken;
+    await as(b, before).get('/api/auth/me').expect(200);
+    await as(a, admin).patch(`/api/admin/users/${user.id}`, { enabled: false }).expect(200);
+    await as(a, admin).patch(`/api/admin/users/${user.id}`, { enabled: true }).expect(200);
+    await as(b, before).get('/api/auth/me').expect(401);
+    const after = (await login(b.url, user.email, user.password)).accessToken;
+    await as(a, after).get('/api/auth/me').expect(200);
   });
 
   it('keeps working for everyone else, and the admin is still the bootstrap one', async () => {

@@ -17,6 +17,7 @@ export function makeUser(overrides: Partial<UserEntity> = {}): UserEntity {
     authSource: 'LOCAL',
     emailVerified: true,
     twoFactorEnabled: false,
+    tokensValidAfter: null,
     createdAt: new Date(),
     updatedAt: new Date(),
     ...overrides,

@@ -2,8 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { KeyValueStore } from './key-value-store.js';
 
-/** What a replica forgets: a user's cached row (and their cached API tokens), or one API token by its hash. */
-export type Invalidation = { kind: 'user'; id: string } | { kind: 'token'; hash: string };
+/**
+ * What a replica forgets: a user's cached row (and their cached API tokens), one API token by its hash, or access
+ * JWTs of a user by their id (`jti`) or session (`sid`), refused until `until` (epoch ms, when they all expire).
+ */
+export type Invalidation =
+  | { kind: 'user'; id: string }
+  | { kind: 'token'; hash: string }
+  | { kind: 'access'; userId: string; jti?: string; sid?: string; until: number };
 
 type Handler = (event: Invalidation) => void;
 
