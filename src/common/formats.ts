@@ -1,11 +1,13 @@
 import { isEmail, ValidateBy, type ValidationOptions } from 'class-validator';
+import { codePointOf, formatCharacterIn } from './text.js';
 
 /**
  * A UUID as class-validator's IsUUID('all') and Nest's ParseUUIDPipe take it (RFC 9562: versions 1-8 with the
  * RFC variant, or the nil and max UUIDs), so that a run's uuid, a result's uuid and a path's runUuid follow one
  * rule. Unlike JSON Schema's `uuid` format it admits no `urn:uuid:` prefix, which PostgreSQL would refuse.
  */
-export const UUID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/i;
+export const UUID =
+  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$/i;
 
 /**
  * The timestamps the API takes: ISO 8601 extended format with Z or an offset (`2026-11-22T10:15:00.000Z`,
@@ -15,13 +17,20 @@ export const UUID = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[1-8][0-9a-f]{3}-[89ab][0-9a-f]
  * February 30 or a year outside 1-9999 (after the offset is applied) cannot be stored by PostgreSQL, or would be
  * silently moved. Such input is refused at the door, never failing later in a write or a queue consumer.
  */
-const SHAPE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
+const SHAPE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(?:[Zz]|[+-](\d{2}):(\d{2})))?$/;
 
 const MIN = Date.parse('0001-01-01T00:00:00Z');
 const MAX = Date.parse('9999-12-31T23:59:59.999Z');
 
 function daysIn(year: number, month: number): number {
-  return month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+  return month === 2
+    ? year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0)
+      ? 29
+      : 28
+    : [4, 6, 9, 11].includes(month)
+      ? 30
+      : 31;
 }
 
 export function isTimestamp(value: unknown): value is string {
@@ -60,8 +69,16 @@ export const TIMESTAMP_HINT =
   'an ISO 8601 timestamp with Z or a UTC offset, such as 2026-11-22T10:15:00.000Z, or a date such as 2026-11-22';
 
 /** A class-validator decorator for one rule, its message naming the property. */
-function rule(name: string, validate: (value: unknown) => boolean, problem: string, options?: ValidationOptions): PropertyDecorator {
-  return ValidateBy({ name, validator: { validate, defaultMessage: (args) => `${args?.property} ${problem}` } }, options);
+function rule(
+  name: string,
+  validate: (value: unknown) => boolean,
+  problem: string,
+  options?: ValidationOptions,
+): PropertyDecorator {
+  return ValidateBy(
+    { name, validator: { validate, defaultMessage: (args) => `${args?.property} ${problem}` } },
+    options,
+  );
 }
 
 /**
@@ -69,7 +86,8 @@ function rule(name: string, validate: (value: unknown) => boolean, problem: stri
  * leaves out U+FE0E and U+FE0F, so 500 of `a\uFE0F` passed MaxLength(500) and overflowed varchar(500).
  */
 export function MaxChars(max: number, options?: ValidationOptions): PropertyDecorator {
-  const fits = (value: unknown) => typeof value === 'string' && (value.length <= max || [...value].length <= max);
+  const fits = (value: unknown) =>
+    typeof value === 'string' && (value.length <= max || [...value].length <= max);
   return rule('maxChars', fits, `must be shorter than or equal to ${max} characters`, options);
 }
 
@@ -90,4 +108,24 @@ export function IsTimestamp(options?: ValidationOptions): PropertyDecorator {
 export function IsEmailAddress(options?: ValidationOptions): PropertyDecorator {
   const valid = (value: unknown) => typeof value === 'string' && value.isWellFormed() && isEmail(value);
   return rule('isEmail', valid, 'must be an email address', options);
+}
+
+/**
+ * Names people type (projects, groups, runs, users, API keys) must not hold invisible format characters (see
+ * formatCharacterIn): a name that reads as something it is not is refused, naming the field and the character.
+ */
+export function NoFormatCharacters(options?: ValidationOptions): PropertyDecorator {
+  return ValidateBy(
+    {
+      name: 'noFormatCharacters',
+      validator: {
+        validate: (value: unknown) => typeof value !== 'string' || formatCharacterIn(value) === undefined,
+        defaultMessage: (args) => {
+          const found = typeof args?.value === 'string' ? formatCharacterIn(args.value) : undefined;
+          return `${args?.property} must not contain invisible formatting characters${found ? ` (it holds ${codePointOf(found)})` : ''}`;
+        },
+      },
+    },
+    options,
+  );
 }

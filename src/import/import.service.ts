@@ -68,7 +68,7 @@ export class ImportService {
     const formats = new Set<ReportFormat>();
     let firstName: string | undefined;
     const startedAt = new Date();
-    const { run } = await this.results.writeWholeRun(
+    const { run, warnings: written } = await this.results.writeWholeRun(
       query.projectId,
       {
         name: () =>
@@ -105,6 +105,7 @@ export class ImportService {
         }
       },
     );
+    warnings.push(...written);
     const body: ImportResultDto = {
       runId: run.id,
       format: formats.size === 1 ? [...formats][0] : 'mixed',

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
+import { stripFormatCharacters } from '../common/text.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import type {
@@ -57,7 +58,9 @@ export class ResultsService {
   }
 
   async listRuns(projectId: string, query: RunsQueryDto): Promise<Page<RunDto>> {
-    const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [{ field: 'startedAt', direction: 'DESC' }]);
+    const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [
+      { field: 'startedAt', direction: 'DESC' },
+    ]);
     const [rows, total] = await this.runs.listRuns(projectId, { status: query.status, q: query.q }, page);
     return toPage(rows.map(toRunDto), total, page);
   }
@@ -101,18 +104,26 @@ export class ResultsService {
     items: ResultInput[],
     ids: (string | null)[],
   ): Promise<{ ids: string[]; added: number }> {
-    const skipped = [...new Set(items.flatMap((r, i) => (ids[i] === null && r.uuid ? [r.uuid.toLowerCase()] : [])))];
-    const known = skipped.length ? await this.runs.resultsByUuid(tx, run.projectId, skipped) : new Map<string, { id: string; runId: string }>();
+    const skipped = [
+      ...new Set(items.flatMap((r, i) => (ids[i] === null && r.uuid ? [r.uuid.toLowerCase()] : []))),
+    ];
+    const known = skipped.length
+      ? await this.runs.resultsByUuid(tx, run.projectId, skipped)
+      : new Map<string, { id: string; runId: string }>();
     const answered = ids.map((id, i) => {
       if (id !== null) {
         return id;
       }
       const stored = known.get(items[i].uuid!.toLowerCase());
       if (!stored) {
-        throw AppError.conflict(`results.${i}.uuid ${items[i].uuid} was stored and removed meanwhile; send the batch again`);
+        throw AppError.conflict(
+          `results.${i}.uuid ${items[i].uuid} was stored and removed meanwhile; send the batch again`,
+        );
       }
       if (stored.runId !== String(run.id)) {
-        throw AppError.conflict(`results.${i}.uuid ${items[i].uuid} is stored already, in run ${stored.runId}`);
+        throw AppError.conflict(
+          `results.${i}.uuid ${items[i].uuid} is stored already, in run ${stored.runId}`,
+        );
       }
       return stored.id;
     });
@@ -120,13 +131,20 @@ export class ResultsService {
   }
 
   async listResults(runId: string, query: ResultsQueryDto): Promise<Page<ResultDto>> {
-    const page = pageRequest(query, ['id', 'name', 'suite', 'status', 'durationMs'] as const, [{ field: 'id', direction: 'ASC' }]);
+    const page = pageRequest(query, ['id', 'name', 'suite', 'status', 'durationMs'] as const, [
+      { field: 'id', direction: 'ASC' },
+    ]);
     const { status, suite, q, group } = query;
     const run = await this.runs.findRun(runId);
     if (!run) {
       throw AppError.notFound(`Run ${runId} not found`);
     }
-    const counts = { PASSED: run.countPassed, FAILED: run.countFailed, BROKEN: run.countBroken, SKIPPED: run.countSkipped };
+    const counts = {
+      PASSED: run.countPassed,
+      FAILED: run.countFailed,
+      BROKEN: run.countBroken,
+      SKIPPED: run.countSkipped,
+    };
     const [rows, total] = await this.runs.listResults(runId, { status, suite, q, group }, page, counts);
     return toPage(rows.map(toResultDto), total, page);
   }
@@ -211,7 +229,11 @@ export class ResultsService {
 
   async getTest(projectId: string, testId: string): Promise<TestCaseDto> {
     const [rows] = /^\d{1,18}$/.test(testId)
-      ? await this.runs.listTests(projectId, { id: testId }, { page: 0, size: 1, offset: 0, sort: [{ field: 'id', direction: 'ASC' }] })
+      ? await this.runs.listTests(
+          projectId,
+          { id: testId },
+          { page: 0, size: 1, offset: 0, sort: [{ field: 'id', direction: 'ASC' }] },
+        )
       : [[]];
     if (!rows.length) {
       throw AppError.notFound(`Test ${testId} not found`);
@@ -226,7 +248,11 @@ export class ResultsService {
       throw AppError.notFound(`Test ${testId} not found`);
     }
     const [rows, total] = await this.runs.history(test.id, page);
-    return toPage(rows.map((r) => ({ ...toResultDto(r), runName: r.runName })), total, page);
+    return toPage(
+      rows.map((r) => ({ ...toResultDto(r), runName: r.runName })),
+      total,
+      page,
+    );
   }
 
   /**
@@ -234,17 +260,27 @@ export class ResultsService {
    * in batches through `add` (each returns the counts of all added so far; the writer COPYs a batch while the next
    * is parsed and prepared, see ResultsWriter.openRun), and the run is finished. When `fill` throws
    * (a malformed report, a client gone mid-upload) nothing of the run is stored. The run's events follow the
-   * commit: run.created, one results.added with the final counts, run.finished.
+   * commit: run.created, one results.added with the final counts, run.finished. `warnings` says what was changed
+   * on the way in (invisible format characters removed from names: see stripFormatCharactersOf), once per run.
    */
   async writeWholeRun<T>(
     projectId: string,
     /** `name` may be decided only once the results are in (an import names its run after its first file). */
     fields: { name: string | (() => string); attributes: Record<string, string> },
     fill: (add: (items: ResultInput[]) => Promise<RunCounts>) => Promise<T>,
-  ): Promise<{ run: RunDto; filled: T }> {
+  ): Promise<{ run: RunDto; filled: T; warnings: string[] }> {
+    let runNameStripped = false;
     const outcome = await this.runs.longTransaction(async (tx) => {
-      const nameOf = () => (typeof fields.name === 'string' ? fields.name : fields.name());
-      const created = await this.runs.createRun({ projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes }, tx);
+      const nameOf = () => {
+        const name = typeof fields.name === 'string' ? fields.name : fields.name();
+        const clean = stripFormatCharacters(name);
+        runNameStripped = clean !== name;
+        return /\S/.test(clean) ? clean : '(unnamed)';
+      };
+      const created = await this.runs.createRun(
+        { projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes },
+        tx,
+      );
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
       // tests must not hold a million of them in memory until its end.
       const writer = this.writer.openRun(tx, { id: created.id, projectId }, REMEMBERED_PER_RUN);
@@ -255,17 +291,23 @@ export class ResultsService {
         await writer.settled();
         throw error;
       }
-      const { learned } = await writer.finish();
+      const { learned, formatStripped } = await writer.finish();
       const finished = await this.runs.finishIn(tx, created.id, new Date(), nameOf());
-      return { run: toRunDto(finished), filled, learned };
+      return { run: toRunDto(finished), filled, learned, formatStripped };
     });
     this.writer.remember([{ learned: outcome.learned }]);
     const { run } = outcome;
     const runId = String(run.id);
     this.emit({ projectId, event: 'run.created', runId, data: { run } });
-    this.emit({ projectId, event: 'results.added', runId, data: { counts: run.counts, added: run.counts.total } });
+    this.emit({
+      projectId,
+      event: 'results.added',
+      runId,
+      data: { counts: run.counts, added: run.counts.total },
+    });
     this.emit({ projectId, event: 'run.finished', runId, data: { run } });
-    return { run, filled: outcome.filled };
+    const warnings = formatStrippedWarning(outcome.formatStripped, runNameStripped);
+    return { run, filled: outcome.filled, warnings: warnings ? [warnings] : [] };
   }
 
   private async found(runId: string): Promise<RunEntity> {
@@ -279,6 +321,20 @@ export class ResultsService {
   private emit(event: ResultsEvent): void {
     this.events.emit(RESULTS_EVENT, event);
   }
+}
+
+/** One line for what lost invisible format characters on the way in, or undefined when nothing did. */
+function formatStrippedWarning(results: number, runName: boolean): string | undefined {
+  if (!results && !runName) {
+    return undefined;
+  }
+  const where = [
+    ...(results
+      ? [`the names of ${results} ${results === 1 ? 'result' : 'results'} (test, suite or attribute names)`]
+      : []),
+    ...(runName ? ["the run's name"] : []),
+  ].join(' and from ');
+  return `Invisible formatting characters (Unicode category Cf, such as U+202E RIGHT-TO-LEFT OVERRIDE) were removed from ${where}`;
 }
 
 export function toRunDto(r: RunEntity): RunDto {

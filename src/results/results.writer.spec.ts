@@ -1,4 +1,5 @@
-import { numberBlocks } from './results.writer.js';
+import type { ResultInput } from './result-input.js';
+import { numberBlocks, stripFormatCharactersOf } from './results.writer.js';
 
 describe(numberBlocks.name, () => {
   it('numbers each block from its start, the last one only as far as needed', () => {
@@ -22,5 +23,38 @@ describe(numberBlocks.name, () => {
     expect(() => numberBlocks(['1'], 0, 1)).toThrow('must rise');
     expect(() => numberBlocks(['1'], -1000, 1)).toThrow('must rise');
     expect(() => numberBlocks(['1'], 1000, 1001)).toThrow('Expected 1001 ids');
+  });
+});
+
+describe(stripFormatCharactersOf.name, () => {
+  it('strips invisible format characters from names, suites and attribute names in place, and counts the results', () => {
+    const items: ResultInput[] = [
+      {
+        name: 'logs in\u202Egnp.exe',
+        suite: 'Login\u200BTest',
+        status: 'PASSED',
+        attributes: { 'own\u2066er': 'x', owner: 'y' },
+      },
+      {
+        name: 'plain',
+        suite: 'Suite',
+        status: 'FAILED',
+        message: 'message\u202E kept',
+        attributes: { tag: 'v\u202E' },
+      },
+      { name: '\u200B\u200B', status: 'BROKEN' },
+    ];
+    expect(stripFormatCharactersOf(items)).toBe(2);
+    expect(items[0]).toEqual({
+      name: 'logs ingnp.exe',
+      suite: 'LoginTest',
+      status: 'PASSED',
+      // Two names that become one: the first one's value stays.
+      attributes: Object.assign(Object.create(null), { owner: 'x' }),
+    });
+    // Messages and attribute values are text, not names: left as they are.
+    expect(items[1].message).toBe('message\u202E kept');
+    expect(items[1].attributes).toEqual({ tag: 'v\u202E' });
+    expect(items[2].name).toBe('(unnamed)');
   });
 });

@@ -3,6 +3,7 @@ import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
+import { stripFormatCharacters } from '../common/text.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
@@ -19,14 +20,19 @@ export interface WriteOutcome {
   counts: RunCounts;
   /** Test case ids this write looked up or created: for `remember`, once the transaction has committed. */
   learned: LearnedTestCase[];
+  /** Results whose name, suite or attribute names lost invisible format characters (see stripFormatCharactersOf). */
+  formatStripped: number;
 }
 
 /** See ResultsWriter.openRun. */
 export interface RunWriter {
   /** Stores `items` (once the COPY before theirs is done); the counts of everything added so far. */
   add(items: ResultInput[]): Promise<RunCounts>;
-  /** Waits for the last COPY and adds the counts to the run: the run's counts, and the test cases learned. */
-  finish(): Promise<{ counts: RunCounts; learned: LearnedTestCase[] }>;
+  /**
+   * Waits for the last COPY and adds the counts to the run: the run's counts, the test cases learned, and how many
+   * results lost invisible format characters.
+   */
+  finish(): Promise<{ counts: RunCounts; learned: LearnedTestCase[]; formatStripped: number }>;
   /** Resolves once no COPY is in flight, whatever its outcome. */
   settled(): Promise<void>;
 }
@@ -39,6 +45,66 @@ export function testIdentity(r: Pick<ResultInput, 'testId' | 'suite' | 'name'>):
   const key = r.testId ? `id\u0000${r.testId}` : `sn\u0000${r.suite ?? ''}\u0000${r.name}`;
   const h = hash('md5', key, 'hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** What a result's name becomes when nothing is left of it once its format characters are gone. */
+const UNNAMED = '(unnamed)';
+
+/**
+ * Removes invisible format characters (Unicode Cf, such as U+202E RIGHT-TO-LEFT OVERRIDE: see stripFormatCharacters)
+ * from the names of the results, in place: test names, suites and attribute names, whichever surface they came
+ * through (V1, V2, an import), before they name a test case. People type the names refused with 400; these come
+ * from tools and reports, which are stored rather than refused. Returns how many results were changed.
+ */
+export function stripFormatCharactersOf(items: ResultInput[]): number {
+  let changed = 0;
+  for (const item of items) {
+    let touched = false;
+    const name = stripFormatCharacters(item.name);
+    if (name !== item.name) {
+      item.name = /\S/.test(name) ? name : UNNAMED;
+      touched = true;
+    }
+    if (item.suite !== undefined) {
+      const suite = stripFormatCharacters(item.suite);
+      if (suite !== item.suite) {
+        item.suite = suite;
+        touched = true;
+      }
+    }
+    if (item.attributes !== undefined) {
+      const attributes = withoutFormatCharacterKeys(item.attributes);
+      if (attributes !== item.attributes) {
+        item.attributes = attributes;
+        touched = true;
+      }
+    }
+    if (touched) {
+      changed++;
+    }
+  }
+  return changed;
+}
+
+/** The attributes with format characters removed from their names (the first of two names that become one wins). */
+function withoutFormatCharacterKeys(attributes: Record<string, string>): Record<string, string> {
+  let fitted: Record<string, string> | undefined;
+  for (const key in attributes) {
+    if (stripFormatCharacters(key) !== key) {
+      fitted = Object.create(null) as Record<string, string>;
+      break;
+    }
+  }
+  if (fitted === undefined) {
+    return attributes;
+  }
+  for (const key in attributes) {
+    const clean = stripFormatCharacters(key);
+    if (clean.length > 0 && fitted[clean] === undefined) {
+      fitted[clean] = attributes[key];
+    }
+  }
+  return fitted;
 }
 
 /** Indexes of the inputs without a UUID or with the first occurrence of one (UUIDs compare case-insensitively). */
@@ -65,7 +131,11 @@ function firstOfEachUuid(items: ResultInput[]): number[] {
  * written meanwhile may fail on the primary key (and be retried), never store a duplicate id.
  * (A constant regclass: nextval() finds the sequence once, not once a row.)
  */
-async function nextIds(tx: Pick<EntityManager, 'query'>, sequence: 'results_id_seq' | 'test_cases_id_seq', n: number): Promise<string[]> {
+async function nextIds(
+  tx: Pick<EntityManager, 'query'>,
+  sequence: 'results_id_seq' | 'test_cases_id_seq',
+  n: number,
+): Promise<string[]> {
   const [{ step, starts }]: { step: string; starts: string[] }[] = await tx.query(
     `SELECT s.seqincrement AS step,
             ARRAY(SELECT nextval('${sequence}'::regclass) FROM generate_series(1, ceil($1::numeric / s.seqincrement)::int)) AS starts
@@ -109,7 +179,13 @@ const COLUMNS =
   'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
 
 /** The COPY lines (COLUMNS) of `items[indexes[k]]` with result id `ids[k]`, encoded as they are built. */
-function resultRows(run: RunRef, items: ResultInput[], indexes: number[], ids: string[], testIds: string[]): CopyText {
+function resultRows(
+  run: RunRef,
+  items: ResultInput[],
+  indexes: number[],
+  ids: string[],
+  testIds: string[],
+): CopyText {
   const runId = copyField(run.id);
   const projectId = copyField(run.projectId);
   const text = new CopyText();
@@ -117,11 +193,34 @@ function resultRows(run: RunRef, items: ResultInput[], indexes: number[], ids: s
     const index = indexes[k];
     const r = items[index];
     text.add(
-      ids[k] + '\t' + runId + '\t' + projectId + '\t' + testIds[index] + '\t' + copyField(r.uuid) + '\t' +
-        copyField(r.name) + '\t' + copyField(r.suite ?? '') + '\t' + r.status + '\t' +
-        (r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)) + '\t' + copyField(r.message) + '\t' +
-        copyField(r.trace) + '\t' + (r.startedAt ? new Date(r.startedAt).toISOString() : '\\N') + '\t' +
-        (r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}') + '\t' + (r.retry ?? 0) + '\n',
+      ids[k] +
+        '\t' +
+        runId +
+        '\t' +
+        projectId +
+        '\t' +
+        testIds[index] +
+        '\t' +
+        copyField(r.uuid) +
+        '\t' +
+        copyField(r.name) +
+        '\t' +
+        copyField(r.suite ?? '') +
+        '\t' +
+        r.status +
+        '\t' +
+        (r.durationMs === undefined ? '\\N' : Math.round(r.durationMs)) +
+        '\t' +
+        copyField(r.message) +
+        '\t' +
+        copyField(r.trace) +
+        '\t' +
+        (r.startedAt ? new Date(r.startedAt).toISOString() : '\\N') +
+        '\t' +
+        (r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}') +
+        '\t' +
+        (r.retry ?? 0) +
+        '\n',
     );
   }
   return text;
@@ -140,8 +239,9 @@ export class ResultsWriter {
 
   async write(tx: EntityManager, run: RunRef, items: ResultInput[]): Promise<WriteOutcome> {
     if (!items.length) {
-      return { ids: [], counts: await this.counts(tx, run.id), learned: [] };
+      return { ids: [], counts: await this.counts(tx, run.id), learned: [], formatStripped: 0 };
     }
+    const formatStripped = stripFormatCharactersOf(items);
     const learned: LearnedTestCase[] = [];
     const testIds = await this.testCaseIds(tx, run.projectId, items, learned);
     const withUuids = items.some((r) => r.uuid);
@@ -165,7 +265,12 @@ export class ResultsWriter {
         statuses.push(items[index].status);
       }
     });
-    return { ids: storedIds, counts: await this.addCounts(tx, run.id, tally(statuses)), learned };
+    return {
+      ids: storedIds,
+      counts: await this.addCounts(tx, run.id, tally(statuses)),
+      learned,
+      formatStripped,
+    };
   }
 
   /**
@@ -180,6 +285,7 @@ export class ResultsWriter {
   openRun(tx: EntityManager, run: RunRef, keepLearned: number): RunWriter {
     const counts = noCounts();
     const learned: LearnedTestCase[] = [];
+    let formatStripped = 0;
     // The last COPY queued, and the one before it: at most one runs and one waits, and a batch's own results
     // are let go as soon as its text is built (a batch kept until the COPY before it ended outlived two young
     // collections and was promoted: ~90 MB of garbage in the old generation per 50 MB report).
@@ -210,6 +316,7 @@ export class ResultsWriter {
           throw new Error('A run writer takes results without UUIDs');
         }
         await beforeLast;
+        formatStripped += stripFormatCharactersOf(items);
         const batchLearned: LearnedTestCase[] = [];
         let testIds: string[];
         let ids: string[];
@@ -225,16 +332,29 @@ export class ResultsWriter {
         for (let i = 0; i < batchLearned.length && learned.length < keepLearned; i++) {
           learned.push(batchLearned[i]);
         }
-        const text = resultRows(run, items, items.map((_, i) => i), ids, testIds);
+        const text = resultRows(
+          run,
+          items,
+          items.map((_, i) => i),
+          ids,
+          testIds,
+        );
         beforeLast = last;
-        last = last.then(() => copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, text)).then(() => text.release());
+        last = last
+          .then(() => copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, text))
+          .then(() => text.release());
         // Awaited by a later add or by finish; no unhandled rejection meanwhile.
         last.catch(() => undefined);
-        return { ...tally(items.map((r) => r.status), counts) };
+        return {
+          ...tally(
+            items.map((r) => r.status),
+            counts,
+          ),
+        };
       },
       finish: async () => {
         await last;
-        return { counts: await this.addCounts(tx, run.id, counts), learned };
+        return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped };
       },
       settled: () => last.catch(() => undefined),
     };
@@ -258,7 +378,11 @@ export class ResultsWriter {
    * index and the rows go again through the session's staging table and one INSERT … ON CONFLICT DO NOTHING,
    * which skips what exists. Rows go in id order (= input order). Returns the ids stored, null where skipped.
    */
-  private async insertIdempotent(tx: EntityManager, ids: string[], rows: CopyText): Promise<(string | null)[]> {
+  private async insertIdempotent(
+    tx: EntityManager,
+    ids: string[],
+    rows: CopyText,
+  ): Promise<(string | null)[]> {
     await tx.query('SAVEPOINT results_copy');
     try {
       await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, rows);
@@ -310,7 +434,9 @@ export class ResultsWriter {
     });
     await tx.query('SAVEPOINT test_cases_copy');
     try {
-      await copyIn(tx, 'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN', [rows.join('')]);
+      await copyIn(tx, 'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN', [
+        rows.join(''),
+      ]);
       await tx.query('RELEASE SAVEPOINT test_cases_copy');
     } catch (error) {
       if (!isUniqueViolation(error)) {
@@ -450,7 +576,9 @@ export class ResultsWriter {
   }
 
   private async counts(tx: EntityManager, runId: string): Promise<RunCounts> {
-    const rows: Record<string, number>[] = await tx.query(`SELECT ${COUNT_COLUMNS} FROM runs WHERE id = $1`, [runId]);
+    const rows: Record<string, number>[] = await tx.query(`SELECT ${COUNT_COLUMNS} FROM runs WHERE id = $1`, [
+      runId,
+    ]);
     return toCounts(rows[0]);
   }
 }

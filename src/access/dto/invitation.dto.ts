@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
-import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 import { EmailDto } from '../../common/email.dto.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 import { PROJECT_ROLES } from '../roles.js';
@@ -28,6 +28,7 @@ export class AcceptInvitationDto {
   @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line' })
   @IsStorableText()
+  @NoFormatCharacters()
   fullName?: string;
 
   @ApiPropertyOptional({

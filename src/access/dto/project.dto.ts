@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional, IsString, Matches, MinLength, ValidateIf } from 'class-validator';
 import { Transform } from 'class-transformer';
-import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 import { NO_CONTROL_CHARS, NO_CONTROL_CHARS_BUT_LINES } from '../../common/text.js';
 import { RunCountsDto } from '../../results/dto/results.dto.js';
 import { PROJECT_ROLES } from '../roles.js';
@@ -28,6 +28,7 @@ export class CreateProjectDto {
   @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'name must be one line without control characters' })
   @IsStorableText()
+  @NoFormatCharacters()
   name: string;
 
   @ApiPropertyOptional({
@@ -55,6 +56,7 @@ export class UpdateProjectDto {
   @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'name must be one line without control characters' })
   @IsStorableText()
+  @NoFormatCharacters()
   name?: string;
 
   @ApiPropertyOptional({ nullable: true })

@@ -1,5 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsIn, IsString, ValidateBy } from 'class-validator';
+import { NoFormatCharacters } from '../../common/formats.js';
 import { PROJECT_ROLES } from '../../access/roles.js';
 import type { ProjectRole } from '../../access/roles.js';
 
@@ -48,10 +49,11 @@ export class CreateGroupDto {
     maxLength: MAX_GROUP_NAME,
     description:
       'Unique, exact and case-sensitive ("QA" and "qa" are two groups): directory groups map onto groups by this ' +
-      'name. Stored as given, never trimmed; control characters are refused.',
+      'name. Stored as given, never trimmed; control characters and invisible formatting characters are refused.',
   })
   @IsString({ message: 'name must be a string' })
   @IsGroupName()
+  @NoFormatCharacters()
   name: string;
 }
 
@@ -105,7 +107,8 @@ export class GroupMemberDto {
 
   @ApiProperty({
     enum: ['MANUAL', 'DIRECTORY'],
-    description: 'MANUAL: added in Admin -> Groups. DIRECTORY: synced at directory sign-in (replaced at each one).',
+    description:
+      'MANUAL: added in Admin -> Groups. DIRECTORY: synced at directory sign-in (replaced at each one).',
   })
   source: 'MANUAL' | 'DIRECTORY';
 }

@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, Matches, MinLength } from 'class-validator';
-import { IsStorableText, IsTimestamp, MaxChars } from '../../common/formats.js';
+import { IsStorableText, IsTimestamp, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 
 export class CreateApiTokenDto {
   @ApiProperty({ example: 'GitHub Actions', description: 'What the token is for' })
@@ -9,6 +9,7 @@ export class CreateApiTokenDto {
   @MaxChars(100)
   @Matches(/^[^\r\n\t]*$/, { message: 'name must be one line' })
   @IsStorableText()
+  @NoFormatCharacters()
   name: string;
 
   @ApiPropertyOptional({

@@ -1,11 +1,35 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { ArrayMaxSize, ArrayMinSize, IsArray, IsIn, IsInt, IsOptional, IsString, IsUUID, Max, Min, Matches, MinLength, Validate, ValidateNested, ValidatorConstraint, ValidatorConstraintInterface } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  IsUUID,
+  Max,
+  Min,
+  Matches,
+  MinLength,
+  Validate,
+  ValidateNested,
+  ValidatorConstraint,
+  ValidatorConstraintInterface,
+} from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { distinctList, MAX_LIST_VALUES } from '../../common/query-list.js';
 import { RESULT_STATUSES } from '../entities.js';
 import type { ResultStatus, RunStatus } from '../entities.js';
-import { IsStorableText, IsTimestamp, MaxChars, STORABLE_TEXT_HINT, isStorableText } from '../../common/formats.js';
+import {
+  IsStorableText,
+  IsTimestamp,
+  MaxChars,
+  NoFormatCharacters,
+  STORABLE_TEXT_HINT,
+  isStorableText,
+} from '../../common/formats.js';
 
 @ValidatorConstraint({ name: 'attributes' })
 export class IsAttributes implements ValidatorConstraintInterface {
@@ -16,7 +40,10 @@ export class IsAttributes implements ValidatorConstraintInterface {
     const entries = Object.entries(value);
     return (
       entries.length <= 50 &&
-      entries.every(([k, v]) => k.length >= 1 && k.length <= 100 && isStorableText(k) && isStorableText(v) && v.length <= 1000)
+      entries.every(
+        ([k, v]) =>
+          k.length >= 1 && k.length <= 100 && isStorableText(k) && isStorableText(v) && v.length <= 1000,
+      )
     );
   }
   defaultMessage(): string {
@@ -25,11 +52,16 @@ export class IsAttributes implements ValidatorConstraintInterface {
 }
 
 export class CreateRunDto {
-  @ApiProperty({ example: 'nightly #512', description: 'Trimmed; must hold more than spaces', maxLength: 500 })
+  @ApiProperty({
+    example: 'nightly #512',
+    description: 'Trimmed; must hold more than spaces, and no invisible formatting characters',
+    maxLength: 500,
+  })
   @IsString()
   @Matches(/\S/, { message: 'name must not be blank' })
   @MaxChars(500)
   @IsStorableText()
+  @NoFormatCharacters()
   name: string;
 
   @ApiPropertyOptional({ example: '2026-11-22T10:15:00.000Z' })
@@ -37,7 +69,11 @@ export class CreateRunDto {
   @IsTimestamp()
   startedAt?: string;
 
-  @ApiPropertyOptional({ example: { branch: 'main', commit: '4f2a9c1' }, type: 'object', additionalProperties: { type: 'string' } })
+  @ApiPropertyOptional({
+    example: { branch: 'main', commit: '4f2a9c1' },
+    type: 'object',
+    additionalProperties: { type: 'string' },
+  })
   @IsOptional()
   @Type(() => Object)
   @Transform(({ obj }: { obj: { attributes?: unknown } }) => ownEntries(obj.attributes))
@@ -69,7 +105,9 @@ export class FinishRunDto {
 }
 
 export class ResultItemDto {
-  @ApiPropertyOptional({ description: 'Client-supplied id (RFC 4122); a result with a known UUID is not stored twice' })
+  @ApiPropertyOptional({
+    description: 'Client-supplied id (RFC 4122); a result with a known UUID is not stored twice',
+  })
   @IsOptional()
   @IsUUID('all', { message: 'uuid must be a UUID' })
   uuid?: string;
@@ -132,7 +170,11 @@ export class ResultItemDto {
   attributes?: Record<string, string>;
 
   // No `default` in the schema: generated clients read a property with one as always present, and make it required.
-  @ApiPropertyOptional({ description: 'Retry number: 0 (the first attempt) when left out', minimum: 0, maximum: 1000 })
+  @ApiPropertyOptional({
+    description: 'Retry number: 0 (the first attempt) when left out',
+    minimum: 0,
+    maximum: 1000,
+  })
   @IsOptional()
   @IsInt()
   @Min(0)
@@ -171,7 +213,10 @@ export class RunDto {
   @ApiProperty({ enum: ['IN_PROGRESS', 'FINISHED'] }) status: RunStatus;
   @ApiProperty() startedAt: string;
   @ApiProperty({ type: String, nullable: true }) finishedAt: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) attributes: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) attributes: Record<
+    string,
+    string
+  >;
   @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
 }
 
@@ -187,7 +232,10 @@ export class ResultDto {
   @ApiProperty({ type: String, nullable: true }) message: string | null;
   @ApiProperty({ type: String, nullable: true }) trace: string | null;
   @ApiProperty({ type: String, nullable: true }) startedAt: string | null;
-  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) attributes: Record<string, string>;
+  @ApiProperty({ type: 'object', additionalProperties: { type: 'string' } }) attributes: Record<
+    string,
+    string
+  >;
   @ApiProperty() retry: number;
 }
 
@@ -218,7 +266,9 @@ export class TestCaseDto {
   @ApiProperty() suite: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: RESULT_STATUSES, nullable: true }) lastStatus: ResultStatus | null;
-  @ApiProperty({ description: 'Passed and failed across its recent runs on the same code, or passed only on retry' })
+  @ApiProperty({
+    description: 'Passed and failed across its recent runs on the same code, or passed only on retry',
+  })
   flaky: boolean;
 }
 
@@ -233,7 +283,9 @@ export class ResultsQueryDto extends PageQueryDto {
   @IsIn(RESULT_STATUSES, { each: true, message: `status must be one of: ${RESULT_STATUSES.join(', ')}` })
   status?: ResultStatus[];
 
-  @ApiPropertyOptional({ description: 'Only results of this suite (exact; an empty value is the results without one)' })
+  @ApiPropertyOptional({
+    description: 'Only results of this suite (exact; an empty value is the results without one)',
+  })
   @IsOptional()
   @IsString()
   @MaxChars(1000)
@@ -247,7 +299,10 @@ export class ResultsQueryDto extends PageQueryDto {
   @IsStorableText()
   q?: string;
 
-  @ApiPropertyOptional({ description: 'Only the failures of this failure group (its `key` in GET /api/runs/{runId}/failure-groups)' })
+  @ApiPropertyOptional({
+    description:
+      'Only the failures of this failure group (its `key` in GET /api/runs/{runId}/failure-groups)',
+  })
   @IsOptional()
   @IsString()
   @MaxChars(300)

@@ -1,6 +1,6 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Matches, MinLength } from 'class-validator';
-import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 import { EmailDto } from '../../common/email.dto.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 
@@ -11,6 +11,7 @@ export class RegisterDto extends EmailDto {
   @MaxChars(200)
   @Matches(NO_CONTROL_CHARS, { message: 'fullName must be one line without control characters' })
   @IsStorableText()
+  @NoFormatCharacters()
   fullName: string;
 }
 
