@@ -120,15 +120,84 @@ export async function* reportSources(req: Request, limits: UploadLimits): AsyncG
       yield* unpack(part.name, part.chunks, limits, unpacked);
     }
   } else {
-    yield* unpack(uploadName(req), received, limits, unpacked);
+    yield* unpack(uploadName(req.headers['content-disposition']), received, limits, unpacked);
   }
 }
 
-/** The file name a raw upload gives in Content-Disposition, else "report". */
-function uploadName(req: Request): string {
-  const disposition = req.headers['content-disposition'] ?? '';
-  const match = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition);
-  return match ? decodeURIComponent(match[1]).slice(0, 200) : 'report';
+/**
+ * The file name a raw upload gives in Content-Disposition, else "report": `filename*` (RFC 5987: UTF-8 or ISO-8859-1,
+ * percent-encoded) before `filename` (percent-decoded too, as clients send it). A broken encoding is the client's
+ * mistake and is refused with 400 naming it, rather than guessed at.
+ */
+export function uploadName(disposition: string | undefined): string {
+  if (!disposition) {
+    return 'report';
+  }
+  const extended = /(?:^|;)\s*filename\*\s*=\s*([^';]*)'[^';]*'([^;\s]*)/i.exec(disposition);
+  const plain = /(?:^|;)\s*filename\s*=\s*(?:"([^"]*)"?|([^;\s]*))/i.exec(disposition);
+  let name: string | undefined;
+  if (extended) {
+    const charset = extended[1].trim().toLowerCase();
+    if (charset !== 'utf-8' && charset !== 'iso-8859-1') {
+      throw AppError.validation(
+        `The file name in Content-Disposition is in charset ${JSON.stringify(extended[1].slice(0, 40))}; ` +
+          'filename* must be UTF-8 or ISO-8859-1',
+      );
+    }
+    name = percentDecoded(extended[2], charset === 'utf-8' ? 'utf8' : 'latin1');
+  } else if (plain) {
+    name = percentDecoded(plain[1] ?? plain[2], 'utf8');
+  }
+  // NULs and other controls would only garble the run's name.
+  // eslint-disable-next-line no-control-regex
+  name = name?.replace(/[\u0000-\u001f\u007f]/g, '').trim();
+  return name ? name.slice(0, 200) : 'report';
+}
+
+/**
+ * `value` with its %XX escapes decoded as bytes in `encoding`; 400 for a broken escape or, with escapes, invalid
+ * UTF-8. Node hands header values over byte by byte (as Latin-1), so a name sent as raw UTF-8 is decoded here too.
+ */
+function percentDecoded(value: string, encoding: 'utf8' | 'latin1'): string {
+  const escaped = value.includes('%');
+  // eslint-disable-next-line no-control-regex
+  if (encoding === 'latin1' ? !escaped : /^[\u0000-\u007f]*$/.test(value) && !escaped) {
+    return value;
+  }
+  const bytes = new Uint8Array(value.length);
+  let length = 0;
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c === 0x25) {
+      const hex = value.slice(i + 1, i + 3);
+      if (!/^[0-9a-f]{2}$/i.test(hex)) {
+        throw brokenName(value);
+      }
+      bytes[length++] = parseInt(hex, 16);
+      i += 2;
+    } else {
+      bytes[length++] = c & 0xff;
+    }
+  }
+  const decoded = bytes.subarray(0, length);
+  if (encoding === 'latin1') {
+    return Buffer.from(decoded).toString('latin1');
+  }
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(decoded);
+  } catch {
+    if (!escaped) {
+      return value; // raw bytes of another charset: kept as they came, as before
+    }
+    throw brokenName(value);
+  }
+}
+
+function brokenName(value: string): AppError {
+  return AppError.validation(
+    `The file name in Content-Disposition (${JSON.stringify(value.slice(0, 100))}) has a broken ` +
+      'percent-encoding: each % must start a %XX escape, and the bytes must be UTF-8',
+  );
 }
 
 async function* unpack(
@@ -227,10 +296,12 @@ async function* zipMembers(
           error ? reject(asBadArchive(error, 'zip')) : resolve(opened),
         ),
       );
+      // Read or skipped, a member's stream may still fail (its data shorter or longer than declared): handled.
+      stream.on('error', () => undefined);
       yield {
         name: entry.fileName,
         inArchive: true,
-        chunks: withinLimit(stream, unpacked, limits),
+        chunks: withinLimit(memberChunks(stream, entry), unpacked, limits),
         skip: () => stream.destroy(),
       };
       stream.destroy();
@@ -238,6 +309,37 @@ async function* zipMembers(
   } finally {
     zip?.close();
     await rm(path, { force: true });
+  }
+}
+
+/**
+ * A member's bytes, its failures said as the client's: data that inflates past the size the archive declares for
+ * it is 413 (the declared sizes are what the limit was checked against), any other damage 400.
+ */
+async function* memberChunks(stream: Readable, entry: yauzl.Entry): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      yield chunk;
+    }
+  } catch (error) {
+    if (error instanceof AppError) {
+      throw error;
+    }
+    const name = JSON.stringify(entry.fileName.slice(0, 100));
+    const message = (error as Error).message;
+    if (/too many bytes/.test(message)) {
+      throw AppError.payloadTooLarge(
+        `The zip member ${name} inflates to more than its declared size of ${entry.uncompressedSize} bytes: ` +
+          'the archive is not valid',
+      );
+    }
+    if (/not enough bytes/.test(message)) {
+      throw AppError.validation(
+        `The zip member ${name} inflates to less than its declared size of ${entry.uncompressedSize} bytes: ` +
+          'the archive is not valid',
+      );
+    }
+    throw AppError.validation(`The zip member ${name} cannot be unpacked: ${message}`);
   }
 }
 
@@ -286,6 +388,10 @@ async function* multipartFiles(
     wake = undefined;
   };
   parser.on('file', (field, stream, info) => {
+    // busboy fails a part's stream when the body breaks off; a part skipped, queued or already read has nobody
+    // reading it, and an 'error' event without a listener would take the process down. A reader sees the failure
+    // through partChunks.
+    stream.on('error', () => undefined);
     if (field !== 'file') {
       stream.resume();
       return;
@@ -298,10 +404,7 @@ async function* multipartFiles(
     notify();
   });
   parser.on('error', (error: Error) => {
-    failure =
-      error instanceof AppError
-        ? error
-        : AppError.validation(`The multipart body cannot be read: ${error.message}`);
+    failure = multipartError(error);
     notify();
   });
   parser.on('filesLimit', () => {
@@ -309,9 +412,9 @@ async function* multipartFiles(
     notify();
   });
   const feeding = pipeline(Readable.from(body), parser).catch((error: unknown) => {
-    failure =
-      error instanceof AppError
-        ? error
+    failure ??=
+      error instanceof AppError || /Unexpected end of/.test((error as Error).message)
+        ? multipartError(error)
         : AppError.validation(`The upload was not received whole: ${(error as Error).message}`);
     notify();
   });
@@ -323,7 +426,7 @@ async function* multipartFiles(
     const part = parts.shift();
     if (part) {
       any = true;
-      yield { name: part.name, chunks: part.stream };
+      yield { name: part.name, chunks: partChunks(part.stream) };
       part.stream.resume();
       continue;
     }
@@ -341,4 +444,29 @@ async function* multipartFiles(
   if (!any) {
     throw AppError.validation('The multipart body holds no part named "file"');
   }
+}
+
+/** A part's bytes; a failure of the body while it is read (cut short, not multipart after all) is the client's. */
+async function* partChunks(stream: Readable): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      yield chunk;
+    }
+  } catch (error) {
+    throw multipartError(error);
+  }
+}
+
+/** busboy's errors as the API answers them: 400 saying what is wrong with the body (a limit's 413 kept). */
+function multipartError(error: unknown): AppError {
+  if (error instanceof AppError) {
+    return error;
+  }
+  const message = (error as Error).message;
+  if (/Unexpected end of (form|file)/i.test(message)) {
+    return AppError.validation(
+      'The multipart body ends before its closing boundary: the upload was cut short, nothing was imported',
+    );
+  }
+  return AppError.validation(`The multipart body cannot be read: ${message}`);
 }

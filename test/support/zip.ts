@@ -9,6 +9,8 @@ export interface ZipEntry {
   symlink?: boolean;
   /** The uncompressed size to declare instead of the real one (a zip bomb's lie). */
   declaredSize?: number;
+  /** The compressed size to declare instead of the real one (the data written is still the real data). */
+  declaredCompressedSize?: number;
 }
 
 const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
@@ -50,7 +52,7 @@ export function zipOf(entries: ZipEntry[]): Buffer {
     local.writeUInt16LE(0x800, 6);
     local.writeUInt16LE(method, 8);
     local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(body.length, 18);
+    local.writeUInt32LE(entry.declaredCompressedSize ?? body.length, 18);
     local.writeUInt32LE(size, 22);
     local.writeUInt16LE(name.length, 26);
     locals.push(local, name, body);
@@ -62,7 +64,7 @@ export function zipOf(entries: ZipEntry[]): Buffer {
     central.writeUInt16LE(0x800, 8);
     central.writeUInt16LE(method, 10);
     central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(body.length, 20);
+    central.writeUInt32LE(entry.declaredCompressedSize ?? body.length, 20);
     central.writeUInt32LE(size, 24);
     central.writeUInt16LE(name.length, 28);
     central.writeUInt32LE((mode << 16) >>> 0, 38);
