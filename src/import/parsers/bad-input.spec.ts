@@ -2,6 +2,7 @@ import { createReportParser } from './parse-report.js';
 import {
   MAX_NAME_CHARS,
   MAX_TEXT_CHARS,
+  MAX_TOKEN_CHARS,
   ReportError,
   type ParsedResult,
   type ReportErrorKind,
@@ -175,6 +176,7 @@ describe('limits', () => {
     expect(results.map((r) => r.message?.length)).toEqual([MAX_TEXT_CHARS, MAX_TEXT_CHARS]);
     expect(results[0].trace?.length).toBe(MAX_TEXT_CHARS);
     expect(warnings).toEqual([
+      `A text, comment or attribute value longer than ${MAX_TOKEN_CHARS} characters was cut (and 2 more like it)`,
       'Test "a": its message was cut to 65536 characters (and 1 more like it)',
       'Test "a": its trace was cut to 65536 characters',
     ]);
@@ -210,7 +212,7 @@ describe('limits', () => {
 
     expect(results[0].trace!.length).toBeLessThanOrEqual(MAX_TEXT_CHARS + 10);
     expect(warnings).toEqual([
-      expect.stringContaining('longer than 1048576 characters was cut'),
+      expect.stringContaining(`longer than ${MAX_TOKEN_CHARS} characters was cut`),
       expect.stringContaining('its standard output was cut'),
     ]);
   });

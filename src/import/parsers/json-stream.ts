@@ -1,4 +1,4 @@
-import { MAX_DEPTH, MAX_TOKEN_CHARS, ReportError } from './report-parser.js';
+import { MAX_COLLECT_CHARS, MAX_DEPTH, MAX_TOKEN_CHARS, ReportError } from './report-parser.js';
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
 export type JsonKind = 'object' | 'array' | 'string' | 'number' | 'boolean' | 'null';
@@ -151,7 +151,7 @@ export class JsonStream {
   ) {
     this.maxDepth = options.maxDepth ?? MAX_DEPTH;
     this.maxStringChars = options.maxStringChars ?? MAX_TOKEN_CHARS;
-    this.maxCollectChars = options.maxCollectChars ?? 8 * MAX_TOKEN_CHARS;
+    this.maxCollectChars = options.maxCollectChars ?? MAX_COLLECT_CHARS;
     this.skipKeys = options.skipKeys;
   }
 

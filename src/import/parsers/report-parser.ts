@@ -89,7 +89,12 @@ export const MAX_ATTRIBUTE_VALUE_CHARS = 1000;
 export const MAX_DURATION_MS = 31_536_000_000;
 export const MAX_RETRY = 1000;
 /**
- * One raw token held while parsing (an XML text node, attribute value or comment; a JSON string): longer ones
- * are cut before they reach a parser, so a 200 MB stack trace costs 1 MiB, not 200 MB.
+ * One raw token held while parsing (an XML text run, attribute value, comment or CDATA section; a JSON string):
+ * longer ones are cut as they stream in, before a parser gathers them, so a 250 MB attribute value costs 128 KiB,
+ * not 250 MB. Twice MAX_TEXT_CHARS and a margin: a text that was cut is still longer than MAX_TEXT_CHARS code
+ * points (an entity reference, CR LF or a surrogate pair is at most two of these characters for one of those), so
+ * the emitter cuts it again and says so.
  */
-export const MAX_TOKEN_CHARS = 1_048_576;
+export const MAX_TOKEN_CHARS = 2 * MAX_TEXT_CHARS + 64;
+/** One JSON value collected whole (a CTRF test, a Cucumber step), its strings already cut to MAX_TOKEN_CHARS. */
+export const MAX_COLLECT_CHARS = 8 * 1_048_576;

@@ -1,6 +1,7 @@
 import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { StreamDecoder } from './decoding.js';
 import { DETECT_HEAD_BYTES, detectFormat, formatOfXmlRoot } from './detect.js';
+import { XmlTokenCutter } from './xml-cut.js';
 import {
   MAX_DEPTH,
   MAX_ELEMENT_ATTRIBUTES,
@@ -29,10 +30,17 @@ interface SaxesBuffers {
 const PIECE_CHARS = 65_536;
 
 /**
+ * saxes' text buffer past this is cut (see guard()): XmlTokenCutter has already cut every token to
+ * MAX_TOKEN_CHARS characters, of which an entity reference can stand for two code units.
+ */
+const MAX_BUFFER_CHARS = 2 * MAX_TOKEN_CHARS + 2;
+
+/**
  * XML for report parsers: saxes, plus what it does not do for us. No DTD at all (so neither external entities
- * nor entity expansion bombs), nesting and attribute counts within the limits, no single text, comment or
- * attribute value held beyond MAX_TOKEN_CHARS, bytes decoded by BOM or declared encoding, and every problem a
- * ReportError naming line and column, or the format the document really is.
+ * nor entity expansion bombs), nesting and attribute counts within the limits, every text, comment or attribute
+ * value cut to MAX_TOKEN_CHARS as it streams in (XmlTokenCutter), bytes decoded by BOM or declared encoding, and
+ * every problem a ReportError naming line and column (of the document as sent, whatever was cut before), or the
+ * format the document really is.
  */
 export class XmlStream {
   private depth = 0;
@@ -49,6 +57,21 @@ export class XmlStream {
   private misfit: string | undefined;
   /** The end of the previous piece, until the root opens: "<!DOCTYPE" may straddle two pieces. */
   private prologTail = '';
+
+  private readonly cutter = new XmlTokenCutter(MAX_TOKEN_CHARS, {
+    keep: (segment) => this.parse(segment),
+    drop: (text, from, to) => this.dropped(text, from, to),
+    cut: () =>
+      this.warn(
+        'token',
+        `A text, comment or attribute value longer than ${MAX_TOKEN_CHARS} characters was cut`,
+      ),
+  });
+  /** Lines left out by the cutter so far, which saxes' line numbers lack. */
+  private lineShift = 0;
+  /** Characters left out on saxes' line `shiftLine`, which its column numbers there lack (or over-count). */
+  private columnShift = 0;
+  private shiftLine = -1;
 
   private readonly onText = (text: string): void => this.handler.text(text);
 
@@ -142,7 +165,8 @@ export class XmlStream {
 
   /** "line 3, column 7": where the parser is (for a tag, just after it). */
   position(): string {
-    return `line ${this.sax.line}, column ${this.sax.column}`;
+    const { line, column } = this.sax;
+    return `line ${line + this.lineShift}, column ${line === this.shiftLine ? column + this.columnShift : column}`;
   }
 
   /** Refuses a root element that is not the format's; names the format it belongs to if it is a report. */
@@ -199,6 +223,11 @@ export class XmlStream {
       }
       text = text.slice(i);
     }
+    this.cutter.write(text);
+  }
+
+  /** Text the cutter passed on, to saxes in pieces (see guard()). */
+  private parse(text: string): void {
     for (let start = 0; start < text.length; start += PIECE_CHARS) {
       const piece = start === 0 && text.length <= PIECE_CHARS ? text : text.slice(start, start + PIECE_CHARS);
       if (!this.rootSeen) {
@@ -207,6 +236,27 @@ export class XmlStream {
       this.sax.write(piece);
       this.guard();
     }
+  }
+
+  /** Keeps the positions in errors those of the document as sent: saxes never saw what the cutter left out. */
+  private dropped(text: string, from: number, to: number): void {
+    let newlines = 0;
+    let lastNewline = -1;
+    for (let at = text.indexOf('\n', from); at !== -1 && at < to; at = text.indexOf('\n', at + 1)) {
+      newlines++;
+      lastNewline = at;
+    }
+    const { line, column } = this.sax;
+    if (newlines > 0) {
+      this.lineShift += newlines;
+      this.columnShift = to - lastNewline - 1 - column;
+    } else {
+      if (this.shiftLine !== line) {
+        this.columnShift = 0;
+      }
+      this.columnShift += to - from;
+    }
+    this.shiftLine = line;
   }
 
   /**
@@ -235,16 +285,17 @@ export class XmlStream {
   }
 
   /**
-   * Cuts saxes' text buffer (character data, a comment, an attribute value) at MAX_TOKEN_CHARS, and refuses
-   * names and entity references that long: between two pieces no token can grow by more than one piece.
+   * Refuses names and entity references longer than MAX_TOKEN_CHARS (between two pieces no token can grow by
+   * more than one piece), and cuts saxes' text buffer should anything the cutter does not know of (an unquoted
+   * attribute value, an XML declaration) grow past MAX_BUFFER_CHARS.
    */
   private guard(): void {
     const buffers = this.buffers;
     if (buffers === undefined) {
       return;
     }
-    if (buffers.text.length > MAX_TOKEN_CHARS) {
-      buffers.text = buffers.text.slice(0, MAX_TOKEN_CHARS);
+    if (buffers.text.length > MAX_BUFFER_CHARS) {
+      buffers.text = buffers.text.slice(0, MAX_BUFFER_CHARS);
       this.warn(
         'token',
         `A text, comment or attribute value longer than ${MAX_TOKEN_CHARS} characters was cut`,
