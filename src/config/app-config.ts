@@ -59,8 +59,11 @@ export class AppConfig {
     /** How long a whole request may take to arrive (SVC_HTTP_REQUEST_TIMEOUT), in milliseconds. */
     requestTimeoutMs: number;
   };
-  /** Report import: the size limit (received and unpacked, each) and where a .zip is spooled. */
-  readonly import: { maxBytes: number; spoolDir: string };
+  /**
+   * Report import: the size limit (received and unpacked, each), where a .zip is spooled, and how many imports
+   * one user may run at once.
+   */
+  readonly import: { maxBytes: number; spoolDir: string; maxConcurrentPerUser: number };
   /** Live updates: the ping interval; the sockets allowed per user, per address, unauthenticated per address. */
   readonly live: {
     pingIntervalMs: number;
@@ -128,7 +131,11 @@ export class AppConfig {
       maxPerAddress: env.SVC_WS_MAX_PER_ADDRESS,
       maxUnauthenticatedPerAddress: env.SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS,
     };
-    this.import = { maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'), spoolDir: join(this.dataDir, 'import') };
+    this.import = {
+      maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'),
+      spoolDir: join(this.dataDir, 'import'),
+      maxConcurrentPerUser: env.SVC_IMPORT_MAX_CONCURRENT_PER_USER,
+    };
     this.db = {
       url: env.SVC_DB_URL,
       poolSize: env.SVC_DB_POOL_SIZE,

@@ -264,6 +264,10 @@ export class EnvironmentVariables {
   @IsOptional() @IsString()
   SVC_IMPORT_MAX_BYTES: string = '256mb';
 
+  /** Imports one user (with any of their tokens) may run at once, across replicas; the next gets 429. */
+  @IsOptional() @Transform(toInt) @IsInt({ message: 'SVC_IMPORT_MAX_CONCURRENT_PER_USER must be a whole number' }) @Min(1) @Max(100)
+  SVC_IMPORT_MAX_CONCURRENT_PER_USER: number = 2;
+
   // ---- outbound mail (SMTP; unset SMTP_HOST = messages go to the log and SVC_DATA_DIR/outbox/) ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
   SMTP_HOST?: string;

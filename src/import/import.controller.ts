@@ -10,6 +10,7 @@ import {
   ApiParam,
   ApiPayloadTooLargeResponse,
   ApiTags,
+  ApiTooManyRequestsResponse,
   ApiUnprocessableEntityResponse,
   ApiUnsupportedMediaTypeResponse,
 } from '@nestjs/swagger';
@@ -35,7 +36,8 @@ export class ImportController {
       'The report streams through unpacking and a streaming parser into the results, in one transaction: all of ' +
       'it is stored or none of it. One or more `file` parts of a multipart/form-data body, or the raw file as the ' +
       'body; .zip archives (members in folders; those that are not reports of the format are skipped with a ' +
-      'warning) and .gz files are unpacked. DTDs and external entities are never read.',
+      'warning) and .gz files are unpacked. DTDs and external entities are never read. Any one text, attribute ' +
+      'value or JSON string is cut to 128 KiB as it streams in; messages and traces are stored up to 64 KiB.',
   })
   @ApiParam({
     name: 'format',
@@ -60,6 +62,11 @@ export class ImportController {
     description: 'Over SVC_IMPORT_MAX_BYTES, received or unpacked',
   })
   @ApiUnprocessableEntityResponse({ type: ErrorBody, description: 'Read whole, but holds no test results' })
+  @ApiTooManyRequestsResponse({
+    type: ErrorBody,
+    description:
+      'The caller already runs SVC_IMPORT_MAX_CONCURRENT_PER_USER imports (default 2); Retry-After: 10',
+  })
   @ApiUnsupportedMediaTypeResponse({
     type: ErrorBody,
     description: 'A Content-Type the import does not read',

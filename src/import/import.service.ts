@@ -11,6 +11,7 @@ import type { RunCounts } from '../results/result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from '../results/results.events.js';
 import { ResultsService } from '../results/results.service.js';
 import type { ImportQueryDto, ImportResultDto } from './dto/import.dto.js';
+import { ImportSlots } from './import-slots.js';
 import { DETECT_HEAD_BYTES, detectFormat } from './parsers/detect.js';
 import { parseReport } from './parsers/parse-report.js';
 import {
@@ -45,6 +46,7 @@ export class ImportService {
     private readonly results: ResultsService,
     private readonly config: AppConfig,
     private readonly events: EventEmitter2,
+    private readonly slots: ImportSlots,
   ) {
     this.limits = {
       maxBytes: config.import.maxBytes,
@@ -64,6 +66,16 @@ export class ImportService {
     }
     await this.access.require(user, query.projectId, 'REPORTER');
     this.checkUpload(req);
+    const release = await this.slots.acquire(user.id);
+    try {
+      return await this.importUpload(format, query, req);
+    } finally {
+      // Success, a refusal, or a client that went away (reading its body fails): the slot is free again.
+      await release();
+    }
+  }
+
+  private async importUpload(format: string, query: ImportQueryDto, req: Request): Promise<ImportResultDto> {
     const warnings: string[] = [];
     const formats = new Set<ReportFormat>();
     let firstName: string | undefined;

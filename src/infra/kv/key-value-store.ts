@@ -26,6 +26,9 @@ export abstract class KeyValueStore {
 
   abstract delete(key: string): Promise<void>;
 
+  /** Deletes the key only while its value still equals `expected` (a lease given back by its holder); true if so. */
+  abstract deleteIfEquals(key: string, expected: string): Promise<boolean>;
+
   /** Whole seconds until the key expires (rounded up); 0 when it does not exist. */
   abstract ttlSeconds(key: string): Promise<number>;
 

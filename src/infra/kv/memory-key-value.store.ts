@@ -48,6 +48,14 @@ export class MemoryKeyValueStore extends KeyValueStore {
     return Promise.resolve();
   }
 
+  deleteIfEquals(key: string, expected: string): Promise<boolean> {
+    if (this.live(key)?.value !== expected) {
+      return Promise.resolve(false);
+    }
+    this.entries.delete(key);
+    return Promise.resolve(true);
+  }
+
   ttlSeconds(key: string): Promise<number> {
     const entry = this.live(key);
     return Promise.resolve(entry ? Math.max(1, Math.ceil((entry.expiresAt - this.now()) / 1000)) : 0);

@@ -8,6 +8,12 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then
 end
 return 0`;
 
+const DELETE_IF_EQUALS = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0`;
+
 const INCREMENT_WITH_TTL = `
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
@@ -63,6 +69,7 @@ export class RedisKeyValueStore extends KeyValueStore {
     // ioredis reconnects by itself; an unhandled 'error' event would crash the process.
     this.client.on('error', () => undefined);
     this.client.defineCommand('tmsCompareAndSwap', { numberOfKeys: 1, lua: COMPARE_AND_SWAP });
+    this.client.defineCommand('tmsDeleteIfEquals', { numberOfKeys: 1, lua: DELETE_IF_EQUALS });
     this.client.defineCommand('tmsIncrementWithTtl', { numberOfKeys: 1, lua: INCREMENT_WITH_TTL });
     this.client.defineCommand('tmsHitWindow', { numberOfKeys: 2, lua: HIT_WINDOW });
   }
@@ -85,6 +92,10 @@ export class RedisKeyValueStore extends KeyValueStore {
 
   async delete(key: string): Promise<void> {
     await this.client.del(key);
+  }
+
+  async deleteIfEquals(key: string, expected: string): Promise<boolean> {
+    return (await this.call<number>('tmsDeleteIfEquals', key, expected)) === 1;
   }
 
   async ttlSeconds(key: string): Promise<number> {

@@ -52,6 +52,16 @@ describe.each([
     expect(await sut.compareAndSwap(key(), 'v1', 'x', 60)).toBe(false);
   });
 
+  it('deletes only while the value is the one expected (a lease given back by its holder alone)', async () => {
+    const k = key();
+    await sut.set(k, 'mine', 60);
+    expect(await sut.deleteIfEquals(k, 'theirs')).toBe(false);
+    expect(await sut.get(k)).toBe('mine');
+    expect(await sut.deleteIfEquals(k, 'mine')).toBe(true);
+    expect(await sut.get(k)).toBeNull();
+    expect(await sut.deleteIfEquals(k, 'mine')).toBe(false);
+  });
+
   it('counts atomically and starts the lifetime with the first increment', async () => {
     const k = key();
     const counts = await Promise.all(Array.from({ length: 20 }, () => sut.incrementWithTtl(k, 1)));
