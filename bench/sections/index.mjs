@@ -5,6 +5,7 @@
 // Sections share the processes under test through ctx (started once, on first use).
 import * as apitokenMeVsJwt from './apitoken-me-vs-jwt.mjs';
 import * as importReports from './import.mjs';
+import * as importLongText from './import-long-text.mjs';
 import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
 import * as live from './live.mjs';
@@ -18,6 +19,7 @@ export const sections = [
   loginLatency,
   ingest,
   importReports,
+  importLongText,
   live,
   web,
   testsPaging,
