@@ -374,6 +374,9 @@ async function* multipartFiles(
   try {
     parser = busboy({
       headers: req.headers,
+      // Browsers (and curl, supertest) send a part's file name as raw UTF-8; busboy's default reads it as Latin-1
+      // and "nightly.xml" in another script came out as mojibake in the run's name.
+      defParamCharset: 'utf8',
       limits: { files: MAX_PARTS, fields: 100, fieldSize: 64 * 1024 },
     });
   } catch (error) {

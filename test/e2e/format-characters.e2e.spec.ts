@@ -125,6 +125,37 @@ describe('Invisible format characters in names', () => {
     expect(emoji.body.name).toBe('👩‍💻 Developers');
   });
 
+  it("refuses them in an import's runName, which a person types, and strips them from a file's name", async () => {
+    const refused = await request(svc.url)
+      .post('/api/import/junit')
+      .query({ projectId: String(projectId), runName: 'nightly\u202E #1' })
+      .set('Authorization', `Bearer ${admin}`)
+      .set('Content-Type', 'application/xml')
+      .send('<testsuite name="S"><testcase name="t"/></testsuite>')
+      .expect(400);
+    expect(refused.body.message).toMatch(
+      /^runName must not contain invisible formatting characters \(it holds U\+202E\)/,
+    );
+    const named = await request(svc.url)
+      .post('/api/import/junit')
+      .query({ projectId: String(projectId) })
+      .set('Authorization', `Bearer ${admin}`)
+      .attach(
+        'file',
+        Buffer.from('<testsuite name="S"><testcase name="t"/></testsuite>'),
+        'night\u202Ely.xml',
+      )
+      .expect(201);
+    expect(named.body.warnings).toEqual([
+      "Invisible formatting characters (Unicode category Cf, such as U+202E RIGHT-TO-LEFT OVERRIDE) were removed from the run's name",
+    ]);
+    const run = await request(svc.url)
+      .get(`/api/runs/${named.body.runId}`)
+      .set('Authorization', `Bearer ${admin}`)
+      .expect(200);
+    expect(run.body.name).toMatch(/^nightly\.xml/);
+  });
+
   it('strips them from the test names of an imported JUnit report, with one warning counting them', async () => {
     const report =
       '<?xml version="1.0" encoding="UTF-8"?><testsuite name="Login\u2066Suite" tests="3">' +
@@ -133,14 +164,14 @@ describe('Invisible format characters in names', () => {
       '<testcase classname="LoginTest" name="plain"/></testsuite>';
     const res = await request(svc.url)
       .post('/api/import/junit')
-      .query({ projectId: String(projectId), runName: 'nightly\u202E #1' })
+      .query({ projectId: String(projectId), runName: 'nightly #1' })
       .set('Authorization', `Bearer ${admin}`)
       .set('Content-Type', 'application/xml')
       .send(report)
       .expect(201);
     expect(res.body.warnings).toEqual([
       'Invisible formatting characters (Unicode category Cf, such as U+202E RIGHT-TO-LEFT OVERRIDE) were removed from ' +
-        "the names of 2 results (test, suite or attribute names) and from the run's name",
+        'the names of 2 results (test, suite or attribute names)',
     ]);
     const results = await request(svc.url)
       .get(`/api/runs/${res.body.runId}/results`)

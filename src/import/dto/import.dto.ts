@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Matches, Validate } from 'class-validator';
-import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
 import { IsAttributes, ownEntries, RunCountsDto } from '../../results/dto/results.dto.js';
 
@@ -37,6 +37,7 @@ export class ImportQueryDto {
   @Matches(/\S/, { message: 'runName must not be blank' })
   @MaxChars(500)
   @Matches(NO_CONTROL_CHARS, { message: 'runName must be one line without control characters' })
+  @NoFormatCharacters()
   @IsStorableText()
   runName?: string;
 
