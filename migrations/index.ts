@@ -15,6 +15,7 @@ import { FailureKey1764660000000 } from './1764660000000-FailureKey.js';
 import { TestCasesOrder1795698000000 } from './1795698000000-TestCasesOrder.js';
 import { TokensValidAfter1795708800000 } from './1795708800000-TokensValidAfter.js';
 import { FailureKeyIdentifiers1795712400000 } from './1795712400000-FailureKeyIdentifiers.js';
+import { Attempts1795719600000 } from './1795719600000-Attempts.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -35,4 +36,5 @@ export const MIGRATIONS = [
   TestCasesOrder1795698000000,
   TokensValidAfter1795708800000,
   FailureKeyIdentifiers1795712400000,
+  Attempts1795719600000,
 ];

@@ -1,9 +1,12 @@
+import type { RunCounts } from '../results/result-input.js';
+
 /**
  * A run's summary as read straight from `runs` (the project list's latest run, the pass-rate trend): the columns,
  * the row they give, and the counts and pass rate made of it.
  */
 export const RUN_SUMMARY_COLUMNS = `id, name, status, started_at, finished_at, count_total AS total, count_passed AS passed,
-  count_failed AS failed, count_broken AS broken, count_skipped AS skipped`;
+  count_failed AS failed, count_broken AS broken, count_skipped AS skipped, count_passed_on_retry AS passed_on_retry,
+  count_attempts AS attempts`;
 
 export interface RunSummaryRow {
   id: string;
@@ -16,16 +19,29 @@ export interface RunSummaryRow {
   failed: number;
   broken: number;
   skipped: number;
+  passed_on_retry: number;
+  attempts: number;
+}
+
+/** passed ÷ (passed + failed + broken), 0..1 (API.md); null when no test passed or failed. */
+export function passRate(c: Pick<RunCounts, 'passed' | 'failed' | 'broken'>): number | null {
+  const ran = c.passed + c.failed + c.broken;
+  return ran > 0 ? c.passed / ran : null;
 }
 
 export function countsOf(r: RunSummaryRow): {
-  counts: { total: number; passed: number; failed: number; broken: number; skipped: number };
-  /** passed ÷ (total − skipped), 0..1; null when nothing ran. */
+  counts: RunCounts;
+  /** See passRate. */
   passRate: number | null;
 } {
-  const ran = r.total - r.skipped;
-  return {
-    counts: { total: r.total, passed: r.passed, failed: r.failed, broken: r.broken, skipped: r.skipped },
-    passRate: ran > 0 ? r.passed / ran : null,
+  const counts: RunCounts = {
+    total: r.total,
+    passed: r.passed,
+    failed: r.failed,
+    broken: r.broken,
+    skipped: r.skipped,
+    passedOnRetry: r.passed_on_retry,
+    attempts: r.attempts,
   };
+  return { counts, passRate: passRate(counts) };
 }

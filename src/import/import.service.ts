@@ -33,6 +33,13 @@ import {
 export const IMPORT_FORMATS = ['auto', ...REPORT_FORMATS] as const;
 
 /**
+ * Formats that write each attempt of a test as an element of its own (TestNG's `retried`, cucumber --retry): a
+ * test met again in the run is another attempt of it. In the others, a retry stays inside its test's element
+ * (Surefire's rerun elements, CTRF's `retries`), and two elements of one suite and name are two tests.
+ */
+const ATTEMPT_FORMATS: ReadonlySet<ReportFormat> = new Set(['testng', 'cucumber']);
+
+/**
  * Server-side report import: the upload streams through unpacking (.zip, .gz) and the streaming parser of its
  * format into the results writer in batches, inside one transaction: all of it is stored as one finished run,
  * or none of it. Tests get the same identity (suite + name), history and flakiness as through V1 and V2.
@@ -93,8 +100,8 @@ export class ImportService {
       async (add) => {
         let counts: RunCounts | undefined;
         const heap = new HeapTrim();
-        const write = async (batch: ParsedResult[]) => {
-          counts = await add(batch);
+        const write = async (batch: ParsedResult[], format: ReportFormat) => {
+          counts = await add(batch, !ATTEMPT_FORMATS.has(format));
           heap.step();
         };
         try {
@@ -158,7 +165,7 @@ export class ImportService {
     source: ReportSource,
     named: string,
     warnings: string[],
-    onResults: (batch: ParsedResult[]) => Promise<void>,
+    onResults: (batch: ParsedResult[], format: ReportFormat) => Promise<void>,
   ): Promise<ReportFormat | undefined> {
     const { head, all: chunks } = await peek(source.chunks, DETECT_HEAD_BYTES);
     const detected = detectFormat(head);
@@ -180,7 +187,7 @@ export class ImportService {
       );
     }
     try {
-      const outcome = await parseReport(format, chunks, onResults);
+      const outcome = await parseReport(format, chunks, (batch) => onResults(batch, format));
       warnings.push(...outcome.warnings.map((w) => (source.inArchive ? `${source.name}: ${w}` : w)));
       return format;
     } catch (error) {

@@ -61,6 +61,8 @@ export class IngestV2Service {
       failed: run.countFailed,
       broken: run.countBroken,
       skipped: run.countSkipped,
+      passedOnRetry: run.countPassedOnRetry,
+      attempts: run.countAttempts,
     };
     return { uuid: run.uuid!, id: Number(run.id), status: run.status, counts };
   }

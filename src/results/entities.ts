@@ -45,6 +45,14 @@ export class RunEntity {
   @Column({ name: 'count_skipped', type: 'integer', default: 0 })
   countSkipped: number;
 
+  /** Outcomes PASSED after an earlier FAILED or BROKEN attempt. */
+  @Column({ name: 'count_passed_on_retry', type: 'integer', default: 0 })
+  countPassedOnRetry: number;
+
+  /** Every result stored (the counts above are of outcomes: one a test). */
+  @Column({ name: 'count_attempts', type: 'integer', default: 0 })
+  countAttempts: number;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }
@@ -120,6 +128,18 @@ export class ResultEntity {
 
   @Column({ type: 'integer', default: 0 })
   retry: number;
+
+  /** Whether this result is its test's outcome in the run: its last attempt (see attempts.ts). */
+  @Column({ type: 'boolean', default: true })
+  outcome: boolean;
+
+  /** On an outcome: how many attempts the test had in the run. */
+  @Column({ type: 'integer', default: 1 })
+  attempts: number;
+
+  /** On an outcome: the statuses of the test's other attempts in the run, as bits (attempts.ts, STATUS_BITS). */
+  @Column({ name: 'other_statuses', type: 'smallint', default: 0 })
+  otherStatuses: number;
 
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;

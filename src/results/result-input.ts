@@ -16,10 +16,20 @@ export interface ResultInput {
   retry?: number;
 }
 
-export interface RunCounts {
+/** Results by status. */
+export interface StatusCounts {
   total: number;
   passed: number;
   failed: number;
   broken: number;
   skipped: number;
+}
+
+/**
+ * A run's counts: of its tests' outcomes (the last attempt of each test, see attempts.ts), `passedOnRetry` the
+ * passed ones with an earlier FAILED or BROKEN attempt, and `attempts` every result stored.
+ */
+export interface RunCounts extends StatusCounts {
+  passedOnRetry: number;
+  attempts: number;
 }

@@ -267,7 +267,7 @@ export class ResultsService {
     projectId: string,
     /** `name` may be decided only once the results are in (an import names its run after its first file). */
     fields: { name: string | (() => string); attributes: Record<string, string> },
-    fill: (add: (items: ResultInput[]) => Promise<RunCounts>) => Promise<T>,
+    fill: (add: (items: ResultInput[], repeatsAreTests?: boolean) => Promise<RunCounts>) => Promise<T>,
   ): Promise<{ run: RunDto; filled: T; warnings: string[] }> {
     let runNameStripped = false;
     const outcome = await this.runs.longTransaction(async (tx) => {
@@ -286,7 +286,7 @@ export class ResultsService {
       const writer = this.writer.openRun(tx, { id: created.id, projectId }, REMEMBERED_PER_RUN);
       let filled: T;
       try {
-        filled = await fill((items) => writer.add(items));
+        filled = await fill((items, repeatsAreTests) => writer.add(items, repeatsAreTests));
       } catch (error) {
         await writer.settled();
         throw error;
@@ -353,6 +353,8 @@ export function toRunDto(r: RunEntity): RunDto {
       failed: r.countFailed,
       broken: r.countBroken,
       skipped: r.countSkipped,
+      passedOnRetry: r.countPassedOnRetry,
+      attempts: r.countAttempts,
     },
   };
 }

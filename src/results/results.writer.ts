@@ -5,6 +5,18 @@ import { AppError } from '../common/app-error.js';
 import { isUniqueViolation } from '../common/db-errors.js';
 import { stripFormatCharacters } from '../common/text.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
+import {
+  type Attempt,
+  type AttemptPlan,
+  LAST_ATTEMPT_FIRST,
+  STATUS_BIT_SQL,
+  type StoredOutcome,
+  addCounts as addUp,
+  countOutcome,
+  noRunCounts,
+  planAttempts,
+} from './attempts.js';
+import type { ResultStatus } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
 
@@ -26,8 +38,12 @@ export interface WriteOutcome {
 
 /** See ResultsWriter.openRun. */
 export interface RunWriter {
-  /** Stores `items` (once the COPY before theirs is done); the counts of everything added so far. */
-  add(items: ResultInput[]): Promise<RunCounts>;
+  /**
+   * Stores `items` (once the COPY before theirs is done); the counts of everything added so far. A test met again
+   * in the run is another attempt of it; with `repeatsAreTests`, it is another test of the same suite and name
+   * (formats whose reports list each attempt in one element, see the import), stored under a test of its own.
+   */
+  add(items: ResultInput[], repeatsAreTests?: boolean): Promise<RunCounts>;
   /**
    * Waits for the last COPY and adds the counts to the run: the run's counts, the test cases learned, and how many
    * results lost invisible format characters.
@@ -177,14 +193,23 @@ const ID_BLOCK = 10_000;
 
 const COLUMNS =
   'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, attributes, retry';
+/** COLUMNS with those of outcomes: left out (their defaults: an outcome, one attempt) when every row is a lone attempt. */
+const OUTCOME_COLUMNS = `${COLUMNS}, outcome, attempts, other_statuses`;
 
-/** The COPY lines (COLUMNS) of `items[indexes[k]]` with result id `ids[k]`, encoded as they are built. */
+/** Per row, as AttemptPlan.rows; or, for the import's rows, whether each is its test's first row so far. */
+type RowOutcomes = AttemptPlan['rows'] | boolean[];
+
+/**
+ * The COPY lines (COLUMNS, or OUTCOME_COLUMNS with `outcomes`) of `items[indexes[k]]` with result id `ids[k]`,
+ * encoded as they are built.
+ */
 function resultRows(
   run: RunRef,
   items: ResultInput[],
   indexes: number[],
   ids: string[],
   testIds: string[],
+  outcomes?: RowOutcomes,
 ): CopyText {
   const runId = copyField(run.id);
   const projectId = copyField(run.projectId);
@@ -220,11 +245,22 @@ function resultRows(
         (r.attributes ? copyField(JSON.stringify(r.attributes)) : '{}') +
         '\t' +
         (r.retry ?? 0) +
+        (outcomes ? outcomeFields(outcomes[k]) : '') +
         '\n',
     );
   }
   return text;
 }
+
+function outcomeFields(row: RowOutcomes[number]): string {
+  if (typeof row === 'boolean') {
+    return row ? '\tt\t1\t0' : '\tf\t1\t0';
+  }
+  return `\t${row.outcome ? 't' : 'f'}\t${row.attempts}\t${row.otherStatuses}`;
+}
+
+/** How often a batch that met stored attempts of its tests is tried again when a concurrent writer got in between. */
+const MAX_TRIES = 5;
 
 /**
  * The one write path of every ingest surface (V1, V2, Import), inside the caller's transaction: the batch's
@@ -248,29 +284,153 @@ export class ResultsWriter {
     // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
     const fresh = withUuids ? firstOfEachUuid(items) : items.map((_, i) => i);
     const ids = await this.allocateIds(tx, fresh.length);
+    const attempts = fresh.map((index, k) => attemptOf(items[index], ids[k], testIds[index]));
 
-    const text = resultRows(run, items, fresh, ids, testIds);
-    let stored: (string | null)[] = ids;
-    if (!withUuids) {
-      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, text);
-    } else if (fresh.length) {
-      stored = await this.insertIdempotent(tx, ids, text);
-    }
-    text.release();
-    const storedIds: (string | null)[] = items.map(() => null);
-    const statuses: string[] = [];
-    fresh.forEach((index, k) => {
-      if (stored[k]) {
-        storedIds[index] = stored[k];
-        statuses.push(items[index].status);
+    // The rule: new UUIDs, and tests without an attempt stored in the run yet. Then the batch is one COPY, and the
+    // unique indexes (UUID; one outcome a run and test) say when it is not so.
+    const plan = planAttempts(attempts, new Map());
+    const text = resultRows(run, items, fresh, ids, testIds, plan.repeats ? plan.rows : undefined);
+    let written: { stored: (string | null)[]; delta: RunCounts } | undefined;
+    await tx.query('SAVEPOINT results_copy');
+    try {
+      await copyIn(tx, `COPY results (${plan.repeats ? OUTCOME_COLUMNS : COLUMNS}) FROM STDIN`, text);
+      await tx.query('RELEASE SAVEPOINT results_copy');
+      written = { stored: ids, delta: plan.delta };
+    } catch (error) {
+      if (!isUniqueViolation(error)) {
+        throw error;
       }
+      await tx.query('ROLLBACK TO SAVEPOINT results_copy');
+    } finally {
+      text.release();
+    }
+    written ??= await this.writeAgainstStored(tx, run, items, fresh, ids, testIds, attempts);
+
+    const storedIds: (string | null)[] = items.map(() => null);
+    fresh.forEach((index, k) => {
+      storedIds[index] = written.stored[k];
     });
-    return {
-      ids: storedIds,
-      counts: await this.addCounts(tx, run.id, tally(statuses)),
-      learned,
-      formatStripped,
-    };
+    return { ids: storedIds, counts: await this.addCounts(tx, run.id, written.delta), learned, formatStripped };
+  }
+
+  /**
+   * The batch again, when its COPY met a stored UUID or a stored attempt of one of its tests (a client retrying,
+   * a redelivered message, a retry sent in a later batch, a concurrent writer): the results whose UUIDs are
+   * stored are skipped; the stored outcomes of the batch's tests are row-locked (in test order, so two writers
+   * cannot deadlock on them) and weighed against the new attempts; the outcomes that change are updated and the
+   * rest is COPYed, under a savepoint. A concurrent writer that stores an attempt of the same tests or a UUID
+   * in between makes the COPY fail again (it waits for that writer first), and the batch is weighed again.
+   * Returns the ids stored (null where skipped) and what the batch adds to the counts.
+   */
+  private async writeAgainstStored(
+    tx: EntityManager,
+    run: RunRef,
+    items: ResultInput[],
+    fresh: number[],
+    ids: string[],
+    testIds: string[],
+    attempts: Attempt[],
+  ): Promise<{ stored: (string | null)[]; delta: RunCounts }> {
+    for (let tries = 1; ; tries++) {
+      let keep = fresh.map((_, k) => k);
+      if (items.some((r) => r.uuid)) {
+        const uuids = fresh.flatMap((index) => (items[index].uuid ? [items[index].uuid.toLowerCase()] : []));
+        const known: { uuid: string }[] = await tx.query(
+          `SELECT r.uuid FROM unnest($2::uuid[]) AS k(uuid)
+             CROSS JOIN LATERAL (SELECT uuid FROM results WHERE project_id = $1 AND uuid = k.uuid LIMIT 1) r`,
+          [run.projectId, uuids],
+        );
+        const storedUuids = new Set(known.map((r) => r.uuid));
+        keep = keep.filter((k) => !storedUuids.has(items[fresh[k]].uuid?.toLowerCase() ?? ''));
+      }
+      const stored: (string | null)[] = fresh.map(() => null);
+      if (!keep.length) {
+        return { stored, delta: noRunCounts() };
+      }
+      const outcomes = await this.storedOutcomes(tx, run.id, [
+        ...new Set(keep.map((k) => attempts[k].testId)),
+      ]);
+      const plan = planAttempts(
+        keep.map((k) => attempts[k]),
+        outcomes,
+      );
+      const text = resultRows(
+        run,
+        items,
+        keep.map((k) => fresh[k]),
+        keep.map((k) => ids[k]),
+        testIds,
+        plan.rows,
+      );
+      await tx.query('SAVEPOINT results_copy');
+      try {
+        if (plan.updates.length) {
+          // Demoted outcomes first: the new outcome of the same test must not meet them in the unique index.
+          await tx.query(
+            `UPDATE results r SET outcome = u.outcome, attempts = u.attempts, other_statuses = u.other_statuses
+               FROM unnest($1::bigint[], $2::boolean[], $3::int[], $4::smallint[]) AS u(id, outcome, attempts, other_statuses)
+              WHERE r.id = u.id`,
+            [
+              plan.updates.map((u) => u.id),
+              plan.updates.map((u) => u.outcome),
+              plan.updates.map((u) => u.attempts),
+              plan.updates.map((u) => u.otherStatuses),
+            ],
+          );
+        }
+        await copyIn(tx, `COPY results (${OUTCOME_COLUMNS}) FROM STDIN`, text);
+        await tx.query('RELEASE SAVEPOINT results_copy');
+      } catch (error) {
+        if (!isUniqueViolation(error) || tries >= MAX_TRIES) {
+          throw error;
+        }
+        await tx.query('ROLLBACK TO SAVEPOINT results_copy');
+        continue;
+      } finally {
+        text.release();
+      }
+      keep.forEach((k) => (stored[k] = ids[k]));
+      return { stored, delta: plan.delta };
+    }
+  }
+
+  /** The stored outcomes of these tests in the run, row-locked until the commit. */
+  private async storedOutcomes(
+    tx: EntityManager,
+    runId: string,
+    testIds: string[],
+  ): Promise<Map<string, StoredOutcome>> {
+    testIds.sort((a, b) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : 1));
+    const rows: {
+      id: string;
+      test_id: string;
+      status: ResultStatus;
+      retry: number;
+      started_at: Date | null;
+      attempts: number;
+      other_statuses: number;
+    }[] = await tx.query(
+      `SELECT r.id, r.test_id, r.status, r.retry, r.started_at, r.attempts, r.other_statuses
+         FROM unnest($2::bigint[]) WITH ORDINALITY AS k(test_id, n)
+         JOIN results r ON r.run_id = $1 AND r.test_id = k.test_id AND r.outcome
+        ORDER BY k.n
+          FOR UPDATE OF r`,
+      [runId, testIds],
+    );
+    return new Map(
+      rows.map((r) => [
+        String(r.test_id),
+        {
+          id: String(r.id),
+          testId: String(r.test_id),
+          status: r.status,
+          retry: r.retry,
+          startedAt: r.started_at ? r.started_at.getTime() : null,
+          attempts: r.attempts,
+          otherStatuses: r.other_statuses,
+        },
+      ]),
+    );
   }
 
   /**
@@ -283,9 +443,17 @@ export class ResultsWriter {
    * `remember` after the commit. On failure, `settled` waits for the COPY in flight before the rollback.
    */
   openRun(tx: EntityManager, run: RunRef, keepLearned: number): RunWriter {
-    const counts = noCounts();
+    const counts = noRunCounts();
     const learned: LearnedTestCase[] = [];
     let formatStripped = 0;
+    // Attempts: nobody else writes this run before the commit, so a test's first row is stored as its outcome and
+    // any later row of it as a further attempt; the tests with several rows are set right once, at the finish.
+    // (Test ids as numbers: small integers, held as such by a Set.)
+    const seen = new Set<number>();
+    const repeated = new Set<number>();
+    // With repeatsAreTests: how many tests of one suite and name the run has so far, for those with more than one.
+    const occurrences = new Map<number, number>();
+    let firstId: string | undefined;
     // The last COPY queued, and the one before it: at most one runs and one waits, and a batch's own results
     // are let go as soon as its text is built (a batch kept until the COPY before it ended outlived two young
     // collections and was promoted: ~90 MB of garbage in the old generation per 50 MB report).
@@ -311,7 +479,7 @@ export class ResultsWriter {
       return ids;
     };
     return {
-      add: async (items) => {
+      add: async (items, repeatsAreTests = false) => {
         if (items.some((r) => r.uuid)) {
           throw new Error('A run writer takes results without UUIDs');
         }
@@ -323,6 +491,9 @@ export class ResultsWriter {
         try {
           // New test cases are COPYed under a savepoint, which must not span a COPY of results: they wait for those.
           testIds = await this.testCaseIds(tx, run.projectId, items, batchLearned, () => last);
+          if (repeatsAreTests) {
+            await this.separateRepeats(tx, run.projectId, items, testIds, seen, occurrences, () => last);
+          }
           ids = await takeIds(items.length);
         } catch (error) {
           // A statement after a failed COPY fails as "transaction is aborted": the COPY's error is the one to tell.
@@ -332,32 +503,83 @@ export class ResultsWriter {
         for (let i = 0; i < batchLearned.length && learned.length < keepLearned; i++) {
           learned.push(batchLearned[i]);
         }
+        firstId ??= ids[0];
+        let firsts: boolean[] | undefined;
+        counts.attempts += items.length;
+        for (let i = 0; i < items.length; i++) {
+          const testId = Number(testIds[i]);
+          if (!seen.has(testId)) {
+            seen.add(testId);
+            countOutcome(counts, items[i].status, 0, 1);
+          } else {
+            repeated.add(testId);
+            firsts ??= items.map(() => true);
+            firsts[i] = false;
+          }
+        }
         const text = resultRows(
           run,
           items,
           items.map((_, i) => i),
           ids,
           testIds,
+          firsts,
         );
+        const columns = firsts ? OUTCOME_COLUMNS : COLUMNS;
         beforeLast = last;
         last = last
-          .then(() => copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, text))
+          .then(() => copyIn(tx, `COPY results (${columns}) FROM STDIN`, text))
           .then(() => text.release());
         // Awaited by a later add or by finish; no unhandled rejection meanwhile.
         last.catch(() => undefined);
-        return {
-          ...tally(
-            items.map((r) => r.status),
-            counts,
-          ),
-        };
+        return { ...counts };
       },
       finish: async () => {
         await last;
+        if (repeated.size) {
+          addUp(counts, await this.settleAttempts(tx, run.id, [...repeated], firstId!));
+        }
         return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped };
       },
       settled: () => last.catch(() => undefined),
     };
+  }
+
+  /**
+   * The second and later tests of one suite and name in a run whose format lists attempts in one element (JUnit's
+   * parametrised cases with equal names, say): each gets a test case of its own, by an explicit id made of its
+   * place among them (`#2 …`, `#3 …`), so that the same report imported again maps each to the same test case.
+   */
+  private async separateRepeats(
+    tx: EntityManager,
+    projectId: string,
+    items: ResultInput[],
+    testIds: string[],
+    seen: ReadonlySet<number>,
+    occurrences: Map<number, number>,
+    beforeSavepoint: () => Promise<void>,
+  ): Promise<void> {
+    const inBatch = new Set<number>();
+    const again: number[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const testId = Number(testIds[i]);
+      if (seen.has(testId) || inBatch.has(testId)) {
+        again.push(i);
+      } else {
+        inBatch.add(testId);
+      }
+    }
+    if (!again.length) {
+      return;
+    }
+    const renamed = again.map((i) => {
+      const testId = Number(testIds[i]);
+      const n = (occurrences.get(testId) ?? 1) + 1;
+      occurrences.set(testId, n);
+      return { ...items[i], testId: `#${n} ${testIdentity(items[i])}` };
+    });
+    const separate = await this.testCaseIds(tx, projectId, renamed, [], beforeSavepoint);
+    again.forEach((i, k) => (testIds[i] = separate[k]));
   }
 
   /**
@@ -370,43 +592,6 @@ export class ResultsWriter {
         this.testCaseCache.set(projectId, suite, name, id);
       }
     }
-  }
-
-  /**
-   * Rows with UUIDs: COPYed straight in, under a savepoint, as new UUIDs are the rule. When one is stored
-   * already (a redelivered message, a client retrying, a concurrent writer), the COPY fails on the unique
-   * index and the rows go again through the session's staging table and one INSERT … ON CONFLICT DO NOTHING,
-   * which skips what exists. Rows go in id order (= input order). Returns the ids stored, null where skipped.
-   */
-  private async insertIdempotent(
-    tx: EntityManager,
-    ids: string[],
-    rows: CopyText,
-  ): Promise<(string | null)[]> {
-    await tx.query('SAVEPOINT results_copy');
-    try {
-      await copyIn(tx, `COPY results (${COLUMNS}) FROM STDIN`, rows);
-      await tx.query('RELEASE SAVEPOINT results_copy');
-      return ids;
-    } catch (error) {
-      if (!isUniqueViolation(error)) {
-        throw error;
-      }
-      await tx.query('ROLLBACK TO SAVEPOINT results_copy');
-    }
-    await tx.query(
-      `CREATE TEMP TABLE IF NOT EXISTS results_staging (LIKE results INCLUDING DEFAULTS) ON COMMIT DELETE ROWS`,
-    );
-    await copyIn(tx, `COPY results_staging (${COLUMNS}) FROM STDIN`, rows);
-    const inserted: { id: string }[] = await tx.query(
-      `WITH staged AS (DELETE FROM results_staging RETURNING ${COLUMNS})
-       INSERT INTO results (${COLUMNS}) OVERRIDING SYSTEM VALUE
-       SELECT ${COLUMNS} FROM staged ORDER BY id
-       ON CONFLICT (project_id, uuid) WHERE uuid IS NOT NULL DO NOTHING
-       RETURNING id`,
-    );
-    const storedIds = new Set(inserted.map((r) => String(r.id)));
-    return ids.map((id) => (storedIds.has(id) ? id : null));
   }
 
   /** Ids for the batch from the results' identity sequence, rising in input order. */
@@ -556,6 +741,56 @@ export class ResultsWriter {
   }
 
   /**
+   * The outcome of each of `testIds` in a run written whole (see openRun), where each test's first row was stored
+   * as its outcome: the last attempt becomes the outcome, with the number of attempts and the other statuses.
+   * Reads only these tests' rows of the run (by ix_results_test_history, from the run's first result id on).
+   * Returns the change to the counts that took each first row as its test's outcome.
+   */
+  private async settleAttempts(
+    tx: EntityManager,
+    runId: string,
+    testIds: number[],
+    firstId: string,
+  ): Promise<RunCounts> {
+    const rows: {
+      first_id: string;
+      last_id: string;
+      first_status: ResultStatus;
+      last_status: ResultStatus;
+      attempts: number;
+      other_statuses: number;
+    }[] = await tx.query(
+      `WITH a AS (
+         SELECT id, test_id, status, outcome, row_number() OVER (PARTITION BY test_id ORDER BY ${LAST_ATTEMPT_FIRST}) AS n
+           FROM results WHERE run_id = $1 AND test_id = ANY($2::bigint[]) AND id >= $3)
+       SELECT max(id) FILTER (WHERE outcome) AS first_id, max(id) FILTER (WHERE n = 1) AS last_id,
+              min(status) FILTER (WHERE outcome) AS first_status, min(status) FILTER (WHERE n = 1) AS last_status,
+              count(*)::int AS attempts, coalesce(bit_or(${STATUS_BIT_SQL('status')}) FILTER (WHERE n > 1), 0)::int AS other_statuses
+         FROM a GROUP BY test_id`,
+      [runId, testIds, firstId],
+    );
+    const delta = noRunCounts();
+    const demoted: string[] = [];
+    for (const r of rows) {
+      countOutcome(delta, r.first_status, 0, -1);
+      countOutcome(delta, r.last_status, r.other_statuses, 1);
+      if (String(r.first_id) !== String(r.last_id)) {
+        demoted.push(r.first_id);
+      }
+    }
+    if (demoted.length) {
+      await tx.query('UPDATE results SET outcome = false WHERE id = ANY($1::bigint[])', [demoted]);
+    }
+    await tx.query(
+      `UPDATE results r SET outcome = true, attempts = u.attempts, other_statuses = u.other_statuses
+         FROM unnest($1::bigint[], $2::int[], $3::smallint[]) AS u(id, attempts, other_statuses)
+        WHERE r.id = u.id`,
+      [rows.map((r) => r.last_id), rows.map((r) => r.attempts), rows.map((r) => r.other_statuses)],
+    );
+    return delta;
+  }
+
+  /**
    * Also the guard that results only join a run that exists: the UPDATE row-locks the run until commit, so a
    * concurrent delete either waits for this batch (and its trigger then removes these results too) or has
    * already removed the run, and the batch fails.
@@ -564,10 +799,20 @@ export class ResultsWriter {
     // TypeORM answers UPDATE … RETURNING with [rows, affected].
     const [updated]: [Record<string, number>[], number] = await tx.query(
       `UPDATE runs SET count_total = count_total + $2, count_passed = count_passed + $3, count_failed = count_failed + $4,
-                       count_broken = count_broken + $5, count_skipped = count_skipped + $6
+                       count_broken = count_broken + $5, count_skipped = count_skipped + $6,
+                       count_passed_on_retry = count_passed_on_retry + $7, count_attempts = count_attempts + $8
         WHERE id = $1
         RETURNING ${COUNT_COLUMNS}`,
-      [runId, added.total, added.passed, added.failed, added.broken, added.skipped],
+      [
+        runId,
+        added.total,
+        added.passed,
+        added.failed,
+        added.broken,
+        added.skipped,
+        added.passedOnRetry,
+        added.attempts,
+      ],
     );
     if (!updated.length) {
       throw AppError.notFound(`Run ${runId} not found`);
@@ -583,22 +828,18 @@ export class ResultsWriter {
   }
 }
 
-const COUNT_COLUMNS = 'count_total, count_passed, count_failed, count_broken, count_skipped';
+const COUNT_COLUMNS =
+  'count_total, count_passed, count_failed, count_broken, count_skipped, count_passed_on_retry, count_attempts';
 
-const noCounts = (): RunCounts => ({ total: 0, passed: 0, failed: 0, broken: 0, skipped: 0 });
-
-const COUNTED = { PASSED: 'passed', FAILED: 'failed', BROKEN: 'broken', SKIPPED: 'skipped' } as const;
-
-/** Counts of `statuses` added to `counts` (a new tally without one). */
-function tally(statuses: Iterable<string>, counts = noCounts()): RunCounts {
-  for (const status of statuses) {
-    counts.total++;
-    const field = COUNTED[status as keyof typeof COUNTED];
-    if (field) {
-      counts[field]++;
-    }
-  }
-  return counts;
+/** An input as an attempt of its test, stored under `id`. */
+function attemptOf(r: ResultInput, id: string, testId: string): Attempt {
+  return {
+    id,
+    testId,
+    status: r.status,
+    retry: r.retry ?? 0,
+    startedAt: r.startedAt ? Date.parse(r.startedAt) : null,
+  };
 }
 
 function toCounts(row: Record<string, number>): RunCounts {
@@ -608,5 +849,7 @@ function toCounts(row: Record<string, number>): RunCounts {
     failed: row.count_failed,
     broken: row.count_broken,
     skipped: row.count_skipped,
+    passedOnRetry: row.count_passed_on_retry,
+    attempts: row.count_attempts,
   };
 }

@@ -82,7 +82,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       status: 'IN_PROGRESS',
       startedAt: expect.any(String),
       finishedAt: null,
-      counts: { total: 4, passed: 2, failed: 1, broken: 0, skipped: 1 },
+      counts: { total: 4, passed: 2, failed: 1, broken: 0, skipped: 1, passedOnRetry: 0, attempts: 4 },
       passRate: 2 / 3,
     });
     expect((await api(owner).get(`/api/projects/${projectId}`).expect(200)).body.latestRun.id).toBe(latest);

@@ -62,7 +62,7 @@ describe('Test results, V1', () => {
       expect(stored.find((r) => Number(r.id) === id)?.name).toBe(results[i].name);
     }
     const got = await api(viewer).get(`/api/runs/${run.body.id}`).expect(200);
-    expect(got.body.counts).toEqual({ total: 4, passed: 1, failed: 1, broken: 1, skipped: 1 });
+    expect(got.body.counts).toEqual({ total: 4, passed: 1, failed: 1, broken: 1, skipped: 1, passedOnRetry: 0, attempts: 4 });
 
     const failed = await api(viewer).get(`/api/runs/${run.body.id}/results?status=FAILED`).expect(200);
     expect(failed.body.content).toEqual([
@@ -127,7 +127,7 @@ describe('Test results, V1', () => {
       ),
     );
     const got = await api(viewer).get(`/api/runs/${run.body.id}`).expect(200);
-    expect(got.body.counts).toEqual({ total: 400, passed: 320, failed: 80, broken: 0, skipped: 0 });
+    expect(got.body.counts).toEqual({ total: 400, passed: 320, failed: 80, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 400 });
   });
 
   it('tracks test cases, history and flakiness across runs', async () => {
@@ -256,7 +256,7 @@ describe('Test results, V1', () => {
     const retry = (await api(reporterToken).post(`/api/runs/${run.body.id}/results`, { results: [...batch, { name: 'new', status: 'PASSED' }] }).expect(201)).body.ids;
     expect(retry.slice(0, 3)).toEqual(first);
     expect(retry[3]).toBeGreaterThan(Math.max(...first));
-    expect((await api(viewer).get(`/api/runs/${run.body.id}`).expect(200)).body.counts).toEqual({ total: 3, passed: 2, failed: 1, broken: 0, skipped: 0 });
+    expect((await api(viewer).get(`/api/runs/${run.body.id}`).expect(200)).body.counts).toEqual({ total: 3, passed: 2, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 3 });
 
     // The same uuid sent to another run: not this run's result, so the batch is refused whole.
     const other = await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: 'another run' }).expect(201);

@@ -53,7 +53,7 @@ describe.each(queueAdapters('test.ingest'))('Test results, V2 over the %s queue'
       const r = await request(a.url).get(`/api/v2/projects/${projectId}/runs/${uuid}`).set('Authorization', `Bearer ${viewer}`);
       return r.status === 200 && r.body.status === 'FINISHED' && r.body.counts.total === 20 ? r.body : undefined;
     });
-    expect(status).toEqual({ uuid: uuid.toLowerCase(), id: expect.any(Number), status: 'FINISHED', counts: { total: 20, passed: 15, failed: 5, broken: 0, skipped: 0 } });
+    expect(status).toEqual({ uuid: uuid.toLowerCase(), id: expect.any(Number), status: 'FINISHED', counts: { total: 20, passed: 15, failed: 5, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 20 } });
     // The same run through V1, by its numeric id; and its V2 status read with the reporter's API token too.
     await request(a.url).get(`/api/runs/${status.id}`).set('Authorization', `Bearer ${viewer}`).expect(200);
     expect((await request(b.url).get(`/api/v2/projects/${projectId}/runs/${uuid}`).set('Authorization', `Bearer ${token}`).expect(200)).body).toEqual(status);

@@ -232,9 +232,9 @@ describe('The SDK users generate from the OpenAPI document', () => {
     });
     expect([run.status, run.stderr]).toEqual([0, '']);
     expect(JSON.parse(run.stdout)).toEqual({
-      v1: { ids: 2, counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0 }, status: 'FINISHED' },
+      v1: { ids: 2, counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 }, status: 'FINISHED' },
       v2: { status: 'FINISHED', total: 1 },
-      imported: { format: 'junit', counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0 } },
+      imported: { format: 'junit', counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 } },
       missing: {
         status: 404,
         error: { status: 404, error: 'Not Found', message: 'Run 999999999 not found' },

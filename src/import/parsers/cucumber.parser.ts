@@ -198,9 +198,14 @@ export class CucumberParser extends JsonBaseParser {
 
     const draft = new ResultDraft();
     draft.name = text(element.name);
+    const line = text(element.line);
     if (draft.name.trim().length === 0) {
-      draft.name = `${keyword.trim() || 'Scenario'} (line ${text(element.line) || '?'})`;
+      draft.name = `${keyword.trim() || 'Scenario'} (line ${line || '?'})`;
       this.out.warn('unnamedScenario', `A scenario without a name was imported as ${quote(draft.name)}`);
+    } else if (/outline/i.test(keyword) && line) {
+      // Each example row of an outline is a test of its own (all rows share the outline's name, and in cucumber-js
+      // its id too): told apart by the row's line.
+      draft.name = `${draft.name} (example, line ${line})`;
     }
     draft.status = outcome.status();
     if (outcome.unknown) {
@@ -226,15 +231,17 @@ export class CucumberParser extends JsonBaseParser {
     }
     // cucumber --retry writes each attempt as an element of its own, one after the other, with the same id
     // (unnamed scenarios all have the id ";" and cannot be told apart).
-    if (id.length > 0 && !id.endsWith(';') && id === this.previousId) {
+    // An attempt: the same id at the same line, so that cucumber-js's outline rows (one id) are not taken for one.
+    const key = `${id}\u0000${line}`;
+    if (id.length > 0 && !id.endsWith(';') && key === this.previousId) {
       draft.retry = this.previousRetry + 1;
       this.out.warn(
         'retries',
-        `Scenario ${quote(draft.name)} was attempted more than once (cucumber --retry); every attempt was ` +
-          'imported as a result of its own, the later ones with their retry number',
+        `Scenario ${quote(draft.name)} was attempted more than once (cucumber --retry); the attempts were ` +
+          'imported as attempts of one test, numbered by retry, its last one its outcome',
       );
     }
-    this.previousId = id;
+    this.previousId = key;
     this.previousRetry = draft.retry;
     this.deliver(draft);
   }

@@ -1,4 +1,4 @@
-import type { RunCounts } from '../../results/result-input.js';
+import type { StatusCounts } from '../../results/result-input.js';
 import { CtrfParser } from './ctrf.parser.js';
 import { CucumberParser } from './cucumber.parser.js';
 import { JunitParser } from './junit.parser.js';
@@ -30,7 +30,7 @@ export function createReportParser(format: ReportFormat, sink: ReportSink): Repo
 
 export interface ParseOutcome {
   format: ReportFormat;
-  counts: RunCounts;
+  counts: StatusCounts;
   warnings: string[];
 }
 
@@ -48,7 +48,7 @@ export async function parseReport(
   onResults: (results: ParsedResult[]) => Promise<void> | void,
   batchSize = BATCH_SIZE,
 ): Promise<ParseOutcome> {
-  const counts: RunCounts = { total: 0, passed: 0, failed: 0, broken: 0, skipped: 0 };
+  const counts: StatusCounts = { total: 0, passed: 0, failed: 0, broken: 0, skipped: 0 };
   const warnings: string[] = [];
   let batch: ParsedResult[] = [];
   const parser = createReportParser(format, {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunCounts } from '../../results/result-input.js';
+import type { StatusCounts } from '../../results/result-input.js';
 import { DETECT_HEAD_BYTES, detectFormat } from './detect.js';
 import { createReportParser, parseReport } from './parse-report.js';
 import type { ParsedResult, ReportFormat } from './report-parser.js';
@@ -44,8 +44,8 @@ function parse(
   return { results, warnings };
 }
 
-function countsOf(results: ParsedResult[]): RunCounts {
-  const counts: RunCounts = { total: results.length, passed: 0, failed: 0, broken: 0, skipped: 0 };
+function countsOf(results: ParsedResult[]): StatusCounts {
+  const counts: StatusCounts = { total: results.length, passed: 0, failed: 0, broken: 0, skipped: 0 };
   for (const { status } of results) {
     counts[
       status === 'PASSED'

@@ -29,6 +29,15 @@ export class TestngParser extends XmlCaseParser {
   private readonly message = new TextBuffer(MAX_TEXT_CHARS);
   private readonly param = new TextBuffer(MAX_NAME_CHARS);
   private params: string[] = [];
+  private retried = false;
+  /**
+   * Tests with an attempt TestNG retried (`retried="true"`), by class and method, until the method's next element,
+   * which is its next attempt (TestNG retries at once): the name of the first attempt (parameters printed by
+   * Java's default toString differ between attempts, `C.M.TD@18d47df0`) and the attempts so far. Only tests with a
+   * retried attempt not yet followed are held.
+   */
+  private readonly pendingRetries = new Map<string, { name: string; attempts: number }>();
+  private method = '';
   private paramsChars = 0;
   private configs = 0;
   private configsNotPassed = 0;
@@ -128,17 +137,19 @@ export class TestngParser extends XmlCaseParser {
     }
     const draft = this.draft;
     draft.name = attributes.name ?? '';
+    this.method = draft.name;
     draft.suite = this.className;
     const status = attributes.status ?? '';
     draft.status = statusOf(status) ?? this.out.unknownStatus('TestNG status', status, draft.name);
     draft.durationMs = Number(attributes['duration-ms'] ?? NaN);
     draft.startedAt = attributes['started-at'] ?? '';
-    if (attributes.retried === 'true') {
+    this.retried = attributes.retried === 'true';
+    if (this.retried) {
       draft.addAttribute('retried', 'true');
       this.out.warn(
         'retried',
-        `Test ${quote(draft.name)} has an attempt TestNG retried (retried="true"); every attempt was imported as ` +
-          'a result of its own, as the report lists them',
+        `Test ${quote(draft.name)} has an attempt TestNG retried (retried="true"); the attempts were imported as ` +
+          'attempts of one test, its last one its outcome',
       );
     }
     const description = attributes.description;
@@ -151,6 +162,18 @@ export class TestngParser extends XmlCaseParser {
     const draft = this.draft;
     if (this.params.length > 0) {
       draft.name = `${draft.name}(${this.params.join(', ')})`;
+    }
+    // Attempts of one test: a retried element and the one after it, under one name, numbered by `retry`.
+    const key = `${draft.suite}\u0000${this.method}`;
+    const pending = this.pendingRetries.get(key);
+    if (pending) {
+      draft.name = pending.name;
+      draft.retry = pending.attempts;
+    }
+    if (this.retried) {
+      this.pendingRetries.set(key, { name: draft.name, attempts: draft.retry + 1 });
+    } else if (pending) {
+      this.pendingRetries.delete(key);
     }
     const message = this.message.take().trim();
     if (message.length > 0 || this.exceptionClass.length > 0) {

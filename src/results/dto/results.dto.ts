@@ -198,11 +198,14 @@ export class ResultIdsDto {
 }
 
 export class RunCountsDto {
-  @ApiProperty() total: number;
-  @ApiProperty() passed: number;
-  @ApiProperty() failed: number;
-  @ApiProperty() broken: number;
-  @ApiProperty() skipped: number;
+  @ApiProperty({ description: 'Tests that ran: their outcomes (the last attempt of each test)' }) total: number;
+  @ApiProperty({ description: 'Outcomes PASSED' }) passed: number;
+  @ApiProperty({ description: 'Outcomes FAILED' }) failed: number;
+  @ApiProperty({ description: 'Outcomes BROKEN' }) broken: number;
+  @ApiProperty({ description: 'Outcomes SKIPPED' }) skipped: number;
+  @ApiProperty({ description: 'Outcomes PASSED after an earlier FAILED or BROKEN attempt (counted in passed too)' })
+  passedOnRetry: number;
+  @ApiProperty({ description: 'Every result stored, all attempts' }) attempts: number;
 }
 
 export class RunDto {

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { insertUser } from '../factories/user.factory.js';
+import { RunningApp, TestDeployment } from '../support/app.js';
+import { eventually, login } from '../support/http.js';
+
+/** API.md, "Attempts: a test retried within a run": a run counts its tests' outcomes, whatever the surface. */
+describe('Attempts and outcomes', () => {
+  const deployment = new TestDeployment();
+  let svc: RunningApp;
+  let token: string;
+  let projectId: number;
+
+  const api = {
+    get: (path: string) => request(svc.url).get(path).set('Authorization', `Bearer ${token}`),
+    post: (path: string, body: object) =>
+      request(svc.url).post(path).set('Authorization', `Bearer ${token}`).send(body),
+  };
+  const newRun = async (name: string, extra: object = {}): Promise<number> =>
+    (await api.post(`/api/projects/${projectId}/runs`, { name, ...extra }).expect(201)).body.id;
+  const counts = async (runId: number) => (await api.get(`/api/runs/${runId}`).expect(200)).body.counts;
+  const importJunit = (xml: string, query = '') =>
+    request(svc.url)
+      .post(`/api/import/junit?projectId=${projectId}${query}`)
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/xml')
+      .send(xml);
+
+  beforeAll(async () => {
+    [svc] = await deployment.start();
+    const owner = await insertUser(svc.dataSource);
+    token = (await login(svc.url, owner.email, owner.password)).accessToken;
+    projectId = (await api.post('/api/projects', { key: 'ATT', name: 'Attempts' }).expect(201)).body.id;
+  });
+  afterAll(() => deployment.stop());
+
+  it('counts a test retried within one V1 batch once, by its last attempt, and its pass on retry', async () => {
+    const runId = await newRun('retries in one batch');
+    await api
+      .post(`/api/runs/${runId}/results`, {
+        results: [
+          { name: 'flaky', suite: 'S', status: 'FAILED', retry: 0 },
+          { name: 'stable', suite: 'S', status: 'PASSED' },
+          { name: 'flaky', suite: 'S', status: 'PASSED', retry: 1 },
+          { name: 'broken twice', suite: 'S', status: 'BROKEN', retry: 0 },
+          { name: 'broken twice', suite: 'S', status: 'BROKEN', retry: 1 },
+        ],
+      })
+      .expect(201);
+    expect(await counts(runId)).toEqual({
+      total: 3,
+      passed: 2,
+      failed: 0,
+      broken: 1,
+      skipped: 0,
+      passedOnRetry: 1,
+      attempts: 5,
+    });
+  });
+
+  it('moves the counts when a later attempt arrives in a later batch, and only adds an attempt for an earlier one', async () => {
+    const runId = await newRun('retries in later batches');
+    await api
+      .post(`/api/runs/${runId}/results`, {
+        results: [
+          { name: 'a', status: 'FAILED', retry: 0 },
+          { name: 'b', status: 'PASSED', retry: 1 },
+          { name: 'c', status: 'PASSED' },
+        ],
+      })
+      .expect(201);
+    expect(await counts(runId)).toEqual({
+      total: 3,
+      passed: 2,
+      failed: 1,
+      broken: 0,
+      skipped: 0,
+      passedOnRetry: 0,
+      attempts: 3,
+    });
+    // a's retry passes (the outcome moves from FAILED to PASSED); b's first attempt arrives late (its outcome stays).
+    await api
+      .post(`/api/runs/${runId}/results`, {
+        results: [
+          { name: 'a', status: 'PASSED', retry: 1 },
+          { name: 'b', status: 'FAILED', retry: 0 },
+          { name: 'd', status: 'SKIPPED' },
+        ],
+      })
+      .expect(201);
+    expect(await counts(runId)).toEqual({
+      total: 4,
+      passed: 3,
+      failed: 0,
+      broken: 0,
+      skipped: 1,
+      passedOnRetry: 2,
+      attempts: 6,
+    });
+    // A third attempt of a, failing again: the outcome moves back.
+    await api
+      .post(`/api/runs/${runId}/results`, { results: [{ name: 'a', status: 'FAILED', retry: 2 }] })
+      .expect(201);
+    expect(await counts(runId)).toEqual({
+      total: 4,
+      passed: 2,
+      failed: 1,
+      broken: 0,
+      skipped: 1,
+      passedOnRetry: 1,
+      attempts: 7,
+    });
+  });
+
+  it('keeps outcome counts right under concurrent writers of the same tests in one run', async () => {
+    const runId = await newRun('parallel retries');
+    const tests = Array.from({ length: 30 }, (_, i) => `t${i}`);
+    await Promise.all(
+      [0, 1, 2, 3].map((retry) =>
+        api
+          .post(`/api/runs/${runId}/results`, {
+            results: tests.map((name) => ({ name, status: retry === 3 ? 'PASSED' : 'FAILED', retry })),
+          })
+          .expect(201),
+      ),
+    );
+    expect(await counts(runId)).toEqual({
+      total: 30,
+      passed: 30,
+      failed: 0,
+      broken: 0,
+      skipped: 0,
+      passedOnRetry: 30,
+      attempts: 120,
+    });
+  });
+
+  it('counts V2 attempts by outcome, also when a retry comes in another message and a message is sent twice', async () => {
+    const uuid = randomUUID();
+    await api.post(`/api/v2/projects/${projectId}/runs`, { uuid, name: 'v2 retries' }).expect(202);
+    const first = [
+      { uuid: randomUUID(), name: 'x', status: 'FAILED', retry: 0 },
+      { uuid: randomUUID(), name: 'y', status: 'PASSED' },
+    ];
+    await api.post(`/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: first }).expect(202);
+    const second = [{ uuid: randomUUID(), name: 'x', status: 'PASSED', retry: 1 }];
+    await api.post(`/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: second }).expect(202);
+    await api
+      .post(`/api/v2/projects/${projectId}/runs/${uuid}/results`, { results: [...first, ...second] })
+      .expect(202);
+    const status = await eventually(async () => {
+      const r = await api.get(`/api/v2/projects/${projectId}/runs/${uuid}`);
+      return r.status === 200 && r.body.counts.attempts === 3 && r.body.counts.passedOnRetry === 1
+        ? r.body
+        : undefined;
+    });
+    expect(status.counts).toEqual({
+      total: 2,
+      passed: 2,
+      failed: 0,
+      broken: 0,
+      skipped: 0,
+      passedOnRetry: 1,
+      attempts: 3,
+    });
+  });
+
+  it('imports TestNG retried attempts as attempts of one test, and same-named JUnit cases as tests of their own', async () => {
+    const testng = await request(svc.url)
+      .post(`/api/import/testng?projectId=${projectId}`)
+      .set('Authorization', `Bearer ${token}`)
+      .set('Content-Type', 'application/xml')
+      .send(
+        `<?xml version="1.0"?><testng-results><suite name="s"><test name="t"><class name="C">
+           <test-method name="once" status="PASS" duration-ms="1" started-at="2026-11-20T10:00:00Z"/>
+           <test-method name="retried" status="FAIL" retried="true" duration-ms="1" started-at="2026-11-20T10:00:01Z"/>
+           <test-method name="retried" status="PASS" duration-ms="1" started-at="2026-11-20T10:00:02Z"/>
+         </class></test></suite></testng-results>`,
+      )
+      .expect(201);
+    expect(testng.body.counts).toEqual({
+      total: 2,
+      passed: 2,
+      failed: 0,
+      broken: 0,
+      skipped: 0,
+      passedOnRetry: 1,
+      attempts: 3,
+    });
+    expect(await counts(testng.body.runId)).toEqual(testng.body.counts);
+
+    const junit = await importJunit(
+      `<?xml version="1.0"?><testsuite name="s">
+         <testcase classname="C" name="same"><failure message="boom"/></testcase>
+         <testcase classname="C" name="same"/>
+       </testsuite>`,
+    ).expect(201);
+    expect(junit.body.counts).toEqual({
+      total: 2,
+      passed: 1,
+      failed: 1,
+      broken: 0,
+      skipped: 0,
+      passedOnRetry: 0,
+      attempts: 2,
+    });
+    // Imported again: each maps to the test case it had.
+    const again = await importJunit(
+      `<?xml version="1.0"?><testsuite name="s"><testcase classname="C" name="same"/><testcase classname="C" name="same"/></testsuite>`,
+    ).expect(201);
+    const tests = async (runId: number) =>
+      ((await api.get(`/api/runs/${runId}/results`).expect(200)).body.content as { testId: number }[])
+        .map((r) => r.testId)
+        .sort();
+    expect(await tests(again.body.runId)).toEqual(await tests(junit.body.runId));
+  });
+});
