@@ -48,16 +48,13 @@ export interface ChangeRow {
 export type TrendRow = RunSummaryRow;
 
 /**
- * Each test's outcome in one run: the status of its last attempt (highest retry, then newest), and whether it both
- * passed and failed within the run (a retry that passed). By the run's index (ix_results_run_status): one run's
- * results only, never the project's.
+ * Each test's outcome in one run (its last attempt, see src/results/attempts.ts), and whether it both passed and
+ * failed within the run (a retry that passed): one row a test, by uq_results_run_test_outcome.
  */
 const OUTCOMES = (run: string) => `
-  SELECT test_id,
-         (array_agg(status ORDER BY retry DESC, id DESC))[1] AS status,
-         (array_agg(id ORDER BY retry DESC, id DESC))[1] AS last_id,
-         bool_or(status = 'PASSED') AND bool_or(status IN ('FAILED', 'BROKEN')) AS flaky
-    FROM results WHERE run_id = ${run} GROUP BY test_id`;
+  SELECT test_id, status, id AS last_id,
+         (status = 'PASSED' AND other_statuses & 6 <> 0) OR (status IN ('FAILED', 'BROKEN') AND other_statuses & 1 <> 0) AS flaky
+    FROM results WHERE run_id = ${run} AND outcome`;
 
 /**
  * The changes of every test of either run. `$1` the head run, `$2` the base run, `$3` whether both runs are of one
@@ -85,7 +82,8 @@ export class InsightsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * The run's failures grouped by failure_key(message) (see its migrations), with a total count of groups. A group's
+   * The run's failing outcomes (a test that passed on retry is none) grouped by failure_key(message) (see its
+   * migrations), with a total count of groups. A group's
    * example is the message of its first result by id, as it was sent: looked up for the page's groups only, by the
    * run's index (min(message) would compare every message of a group of thousands, and pick an arbitrary one).
    */
@@ -100,7 +98,7 @@ export class InsightsRepository {
            SELECT failure_key(message) AS key, count(*) AS count,
                   count(*) FILTER (WHERE status = 'FAILED') AS failed, count(*) FILTER (WHERE status = 'BROKEN') AS broken,
                   count(DISTINCT test_id) AS tests, min(id) AS first_id
-             FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')
+             FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN') AND outcome
             GROUP BY 1) g
           ORDER BY ${order}, key
           LIMIT $2 OFFSET $3) p
@@ -112,25 +110,25 @@ export class InsightsRepository {
     );
     return withWindowTotal(rows, page, () =>
       this.count(
-        `SELECT count(DISTINCT failure_key(message)) AS n FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN')`,
+        `SELECT count(DISTINCT failure_key(message)) AS n FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN') AND outcome`,
         runId,
       ),
     );
   }
 
-  /** The run's suites with their counts of results and of failures. */
+  /** The run's suites with their counts of tests (outcomes) and of failing ones. */
   async suites(runId: string, page: PageRequest<SuiteSortField>): Promise<[SuiteRow[], number]> {
     const order = page.sort.map((s) => `${s.field} ${s.direction}`).join(', ');
     const rows: (SuiteRow & { n: string })[] = await this.db.query(
       `SELECT suite, total::int, failed::int, count(*) OVER () AS n FROM (
          SELECT suite, count(*) AS total, count(*) FILTER (WHERE status IN ('FAILED', 'BROKEN')) AS failed
-           FROM results WHERE run_id = $1 GROUP BY suite) s
+           FROM results WHERE run_id = $1 AND outcome GROUP BY suite) s
         ORDER BY ${order}, suite
         LIMIT $2 OFFSET $3`,
       [runId, page.size, page.offset],
     );
     return withWindowTotal(rows, page, () =>
-      this.count(`SELECT count(DISTINCT suite) AS n FROM results WHERE run_id = $1`, runId),
+      this.count(`SELECT count(DISTINCT suite) AS n FROM results WHERE run_id = $1 AND outcome`, runId),
     );
   }
 

@@ -7,6 +7,8 @@ import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import type {
   AddResultsDto,
+  HistoryAttemptDto,
+  ResultFieldsDto,
   CreateRunDto,
   FinishRunDto,
   HistoryItemDto,
@@ -135,6 +137,7 @@ export class ResultsService {
       { field: 'id', direction: 'ASC' },
     ]);
     const { status, suite, q, group } = query;
+    const allAttempts = query.attempts === 'all';
     const run = await this.runs.findRun(runId);
     if (!run) {
       throw AppError.notFound(`Run ${runId} not found`);
@@ -145,7 +148,7 @@ export class ResultsService {
       BROKEN: run.countBroken,
       SKIPPED: run.countSkipped,
     };
-    const [rows, total] = await this.runs.listResults(runId, { status, suite, q, group }, page, counts);
+    const [rows, total] = await this.runs.listResults(runId, { allAttempts, status, suite, q, group }, page, counts);
     return toPage(rows.map(toResultDto), total, page);
   }
 
@@ -157,7 +160,8 @@ export class ResultsService {
     }
     const attempts = await this.runs.attempts(runId, result.testId, MAX_ATTEMPTS);
     return {
-      ...toResultDto(result),
+      ...resultFields(result),
+      outcome: result.outcome,
       attempts: attempts.map((a) => ({
         id: Number(a.id),
         status: a.status,
@@ -249,7 +253,7 @@ export class ResultsService {
     }
     const [rows, total] = await this.runs.history(test.id, page);
     return toPage(
-      rows.map((r) => ({ ...toResultDto(r), runName: r.runName })),
+      rows.map((r) => ({ ...resultFields(r), runName: r.runName, attempts: r.attemptRows.map(toAttemptDto) })),
       total,
       page,
     );
@@ -364,6 +368,22 @@ function toTestCaseDto(t: TestCaseRow): TestCaseDto {
 }
 
 function toResultDto(r: ResultEntity): ResultDto {
+  return { ...resultFields(r), outcome: r.outcome, attempts: r.outcome ? r.attempts : null };
+}
+
+function toAttemptDto(r: ResultEntity): HistoryAttemptDto {
+  return {
+    id: Number(r.id),
+    status: r.status,
+    durationMs: r.durationMs === null ? null : Number(r.durationMs),
+    message: r.message,
+    trace: r.trace,
+    retry: r.retry,
+    startedAt: r.startedAt?.toISOString() ?? null,
+  };
+}
+
+function resultFields(r: ResultEntity): ResultFieldsDto {
   return {
     id: Number(r.id),
     runId: Number(r.runId),

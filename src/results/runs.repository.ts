@@ -26,6 +26,9 @@ function toResultEntity(r: Record<string, unknown>): ResultEntity {
     startedAt: r.started_at as Date | null,
     attributes: r.attributes as Record<string, string>,
     retry: r.retry as number,
+    outcome: r.outcome as boolean,
+    attempts: r.attempts as number,
+    otherStatuses: r.other_statuses as number,
     createdAt: r.created_at as Date,
   });
 }
@@ -36,6 +39,8 @@ export interface RunFilter {
 }
 
 export interface ResultFilter {
+  /** Every attempt, not only each test's outcome. */
+  allAttempts?: boolean;
   status?: ResultStatus[];
   suite?: string;
   q?: string;
@@ -182,10 +187,15 @@ export class RunsRepository {
     counts?: Record<ResultStatus, number>,
   ): Promise<[ResultEntity[], number]> {
     const byIdOnly = page.sort.every((s) => s.field === 'id');
-    if (counts && byIdOnly && filter.suite === undefined && !filter.q && filter.group === undefined) {
+    // The run's counts are of outcomes: the total of a page of every attempt is counted.
+    const outcomes = !filter.allAttempts;
+    if (counts && byIdOnly && outcomes && filter.suite === undefined && !filter.q && filter.group === undefined) {
       return this.resultsInIdOrder(runId, filter.status?.length ? filter.status : [...RESULT_STATUSES], page, counts);
     }
     const query = this.db.getRepository(ResultEntity).createQueryBuilder('r').where('r.run_id = :runId', { runId });
+    if (outcomes) {
+      query.andWhere('r.outcome');
+    }
     if (filter.status?.length) {
       query.andWhere('r.status IN (:...status)', { status: filter.status });
     }
@@ -222,7 +232,8 @@ export class RunsRepository {
   ): Promise<[ResultEntity[], number]> {
     const direction = page.sort[0]?.direction ?? 'ASC';
     const branches = statuses.map(
-      (_, i) => `(SELECT * FROM results WHERE run_id = $1 AND status = $${i + 5} ORDER BY id ${direction} LIMIT $4)`,
+      // Outcomes only: the few earlier attempts among a status's results are read and passed over.
+      (_, i) => `(SELECT * FROM results WHERE run_id = $1 AND status = $${i + 5} AND outcome ORDER BY id ${direction} LIMIT $4)`,
     );
     const rows: Record<string, unknown>[] = await this.db.query(
       `SELECT * FROM (${branches.join(' UNION ALL ')}) r ORDER BY id ${direction} LIMIT $2 OFFSET $3`,
@@ -250,15 +261,16 @@ export class RunsRepository {
    */
   async attempts(runId: string, testId: string, limit: number): Promise<ResultEntity[]> {
     const rows: Record<string, unknown>[] = await this.db.query(
-      `SELECT * FROM results WHERE test_id = $1 AND run_id = $2 ORDER BY retry, started_at NULLS LAST, id LIMIT $3`,
+      `SELECT * FROM results WHERE test_id = $1 AND run_id = $2 ORDER BY retry, started_at NULLS FIRST, id LIMIT $3`,
       [testId, runId, limit],
     );
     return rows.map(toResultEntity);
   }
 
   /**
-   * Test cases with flakiness computed from their last 10 results: flaky when, on one code revision (the
-   * `commit` attribute of the run, or all runs without one), the test both passed and failed, or passed on a retry.
+   * Test cases with flakiness computed from their outcomes in their last 10 runs: flaky when, on one code revision
+   * (the `commit` attribute of the run, or all runs without one), the test both passed and failed, or in one run
+   * both passed and failed (a retry).
    *
    * The page is chosen first, from test_cases alone, and only its rows are joined to their results: with the
    * joins above the OFFSET, PostgreSQL computed last status and flakiness for every test it skipped, so page 2,550
@@ -298,12 +310,13 @@ export class RunsRepository {
          FROM (SELECT t.id, t.suite, t.name FROM test_cases t
                 WHERE t.project_id = $1${filters.map((f) => ` AND ${f}`).join('')}
                 ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) t
-         LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id ORDER BY id DESC LIMIT 1) l ON true
+         LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id AND outcome ORDER BY id DESC LIMIT 1) l ON true
          LEFT JOIN LATERAL (
            SELECT bool_or(passed AND failed) OR bool_or(retried_pass) AS flaky FROM (
              SELECT bool_or(r.status = 'PASSED') AS passed, bool_or(r.status IN ('FAILED', 'BROKEN')) AS failed,
-                    bool_or(r.status = 'PASSED' AND r.retry > 0) AS retried_pass
-               FROM (SELECT * FROM results WHERE test_id = t.id ORDER BY id DESC LIMIT 10) r
+                    bool_or((r.status = 'PASSED' AND r.other_statuses & 6 <> 0)
+                            OR (r.status IN ('FAILED', 'BROKEN') AND r.other_statuses & 1 <> 0)) AS retried_pass
+               FROM (SELECT * FROM results WHERE test_id = t.id AND outcome ORDER BY id DESC LIMIT 10) r
                JOIN runs ru ON ru.id = r.run_id
               GROUP BY COALESCE(ru.attributes->>'commit', '')
            ) per_revision
@@ -325,9 +338,16 @@ export class RunsRepository {
     return this.db.getRepository(TestCaseEntity).findOneBy({ id: testId, projectId });
   }
 
-  async history(testId: string, page: PageRequest<'id'>): Promise<[(ResultEntity & { runName: string })[], number]> {
+  /**
+   * The test's outcomes, one a run, newest first (by ix_results_test_history), each with its run's name and, for a
+   * test attempted more than once in a run, every attempt there, first to last.
+   */
+  async history(
+    testId: string,
+    page: PageRequest<'id'>,
+  ): Promise<[(ResultEntity & { runName: string; attemptRows: ResultEntity[] })[], number]> {
     const [rows, total] = await this.db.getRepository(ResultEntity).findAndCount({
-      where: { testId },
+      where: { testId, outcome: true },
       order: { id: page.sort[0]?.direction ?? 'DESC' },
       skip: page.offset,
       take: page.size,
@@ -336,6 +356,20 @@ export class RunsRepository {
       ? await this.db.query('SELECT id, name FROM runs WHERE id = ANY($1::bigint[])', [[...new Set(rows.map((r) => r.runId))]])
       : [];
     const byId = new Map(names.map((n) => [String(n.id), n.name]));
-    return [rows.map((r) => Object.assign(r, { runName: byId.get(String(r.runId)) ?? '' })), total];
+    const retried = rows.filter((r) => r.attempts > 1).map((r) => r.runId);
+    const attempts: Record<string, unknown>[] = retried.length
+      ? await this.db.query(
+          `SELECT * FROM results WHERE test_id = $1 AND run_id = ANY($2::bigint[]) ORDER BY run_id, retry, started_at NULLS FIRST, id`,
+          [testId, retried],
+        )
+      : [];
+    const byRun = new Map<string, ResultEntity[]>();
+    for (const row of attempts.map(toResultEntity)) {
+      byRun.set(row.runId, [...(byRun.get(row.runId) ?? []), row]);
+    }
+    return [
+      rows.map((r) => Object.assign(r, { runName: byId.get(String(r.runId)) ?? '', attemptRows: byRun.get(String(r.runId)) ?? [r] })),
+      total,
+    ];
   }
 }

@@ -214,4 +214,112 @@ describe('Attempts and outcomes', () => {
         .sort();
     expect(await tests(again.body.runId)).toEqual(await tests(junit.body.runId));
   });
+
+  describe('reads by outcome', () => {
+    let first: number;
+    let second: number;
+    beforeAll(async () => {
+      first = await newRun('reads #1');
+      await api
+        .post(`/api/runs/${first}/results`, {
+          results: [
+            { name: 'steady', suite: 'R', status: 'PASSED' },
+            { name: 'retried', suite: 'R', status: 'FAILED', retry: 0, message: 'timeout 1', durationMs: 5 },
+            { name: 'retried', suite: 'R', status: 'PASSED', retry: 1, durationMs: 7 },
+            { name: 'failing', suite: 'R', status: 'FAILED', message: 'expected 1' },
+          ],
+        })
+        .expect(201);
+      await api.post(`/api/runs/${first}/finish`, {}).expect(200);
+      second = await newRun('reads #2');
+      await api
+        .post(`/api/runs/${second}/results`, {
+          results: [
+            { name: 'steady', suite: 'R', status: 'PASSED' },
+            { name: 'retried', suite: 'R', status: 'PASSED' },
+            { name: 'failing', suite: 'R', status: 'BROKEN', retry: 0, message: 'db down' },
+            { name: 'failing', suite: 'R', status: 'FAILED', retry: 1, message: 'expected 2' },
+          ],
+        })
+        .expect(201);
+      await api.post(`/api/runs/${second}/finish`, {}).expect(200);
+    });
+
+    it('lists one result a test with its attempts, and every attempt with attempts=all', async () => {
+      const outcomes = (await api.get(`/api/runs/${first}/results`).expect(200)).body;
+      expect(outcomes.totalElements).toBe(3);
+      expect(
+        outcomes.content.map((r: { name: string; status: string; attempts: number; outcome: boolean }) => [
+          r.name,
+          r.status,
+          r.attempts,
+          r.outcome,
+        ]),
+      ).toEqual([
+        ['steady', 'PASSED', 1, true],
+        ['retried', 'PASSED', 2, true],
+        ['failing', 'FAILED', 1, true],
+      ]);
+      const failed = (await api.get(`/api/runs/${first}/results?status=FAILED,BROKEN`).expect(200)).body;
+      expect(failed.content.map((r: { name: string }) => r.name)).toEqual(['failing']);
+      const sorted = (await api.get(`/api/runs/${first}/results?sort=name,asc`).expect(200)).body;
+      expect(sorted.totalElements).toBe(3);
+
+      const all = (await api.get(`/api/runs/${first}/results?attempts=all`).expect(200)).body;
+      expect(all.totalElements).toBe(4);
+      expect(
+        all.content.map((r: { name: string; status: string; attempts: number | null; outcome: boolean }) => [
+          r.name,
+          r.status,
+          r.attempts,
+          r.outcome,
+        ]),
+      ).toEqual([
+        ['steady', 'PASSED', 1, true],
+        ['retried', 'FAILED', null, false],
+        ['retried', 'PASSED', 2, true],
+        ['failing', 'FAILED', 1, true],
+      ]);
+      const bad = await api.get(`/api/runs/${first}/results?attempts=some`).expect(400);
+      expect(bad.body.message).toMatch(/attempts/);
+    });
+
+    it('groups failing outcomes only: a test that passed on retry is no failure', async () => {
+      const groups = (await api.get(`/api/runs/${first}/failure-groups`).expect(200)).body;
+      expect(groups.content.map((g: { example: string; count: number }) => [g.example, g.count])).toEqual([
+        ['expected 1', 1],
+      ]);
+      const suites = (await api.get(`/api/runs/${first}/suites`).expect(200)).body;
+      expect(suites.content).toEqual([{ suite: 'R', total: 3, failed: 1 }]);
+    });
+
+    it('compares outcomes: a pass on retry is flaky, a failure after a broken attempt still failing', async () => {
+      const summary = (await api.get(`/api/runs/${second}/compare?base=${first}`).expect(200)).body.summary;
+      expect(summary).toMatchObject({ flaky: 1, stillFailing: 1, unchanged: 1, added: 0, removed: 0 });
+    });
+
+    it("gives a test's history one item a run, with its attempts first to last", async () => {
+      const results = (await api.get(`/api/runs/${first}/results?q=retried`).expect(200)).body.content;
+      const history = (
+        await api.get(`/api/projects/${projectId}/tests/${results[0].testId}/history`).expect(200)
+      ).body;
+      expect(history.totalElements).toBe(2);
+      expect(history.content.map((h: { runName: string; status: string }) => [h.runName, h.status])).toEqual([
+        ['reads #2', 'PASSED'],
+        ['reads #1', 'PASSED'],
+      ]);
+      expect(history.content[1].attempts).toEqual([
+        expect.objectContaining({ status: 'FAILED', retry: 0, message: 'timeout 1', durationMs: 5 }),
+        expect.objectContaining({ status: 'PASSED', retry: 1, message: null, durationMs: 7 }),
+      ]);
+      expect(history.content[0].attempts).toEqual([expect.objectContaining({ status: 'PASSED', retry: 0 })]);
+    });
+
+    it('computes the pass rate of the trend from outcomes', async () => {
+      const trend = (await api.get(`/api/projects/${projectId}/trend?runs=100`).expect(200)).body.points;
+      const point = trend.find((p: { runId: number }) => p.runId === first);
+      expect(point.counts).toMatchObject({ total: 3, passed: 2, failed: 1, passedOnRetry: 1, attempts: 4 });
+      expect(point.passRate).toBeCloseTo(2 / 3);
+    });
+  });
 });

@@ -294,6 +294,8 @@ const WEB_TYPES: [app: string, schema: string][] = [
   ['Result', 'ResultDto'],
   ['ResultDetail', 'ResultDetailDto'],
   ['HistoryItem', 'HistoryItemDto'],
+  ['Attempt', 'AttemptDto'],
+  ['HistoryAttempt', 'HistoryAttemptDto'],
   ['AuditEvent', 'AuditEventDto'],
   ['Subscription', 'SubscriptionDto'],
   ['Page<App.Project>', 'ProjectPage'],

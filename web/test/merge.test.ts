@@ -8,6 +8,8 @@ const counts = (total: number, failed = 0) => ({
   failed,
   broken: 0,
   skipped: 0,
+  passedOnRetry: 0,
+  attempts: total,
 });
 const run = (id: number, total = 0): Run => ({
   id,

@@ -30,7 +30,7 @@ const run = (id: number, name = `run ${id}`): Run => ({
   startedAt: '2026-11-25T10:00:00.000Z',
   finishedAt: '2026-11-25T10:01:00.000Z',
   attributes: {},
-  counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0 },
+  counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
 });
 
 /**
@@ -238,6 +238,8 @@ describe('The run page', () => {
     message: status === 'PASSED' ? null : `expected ${id}`,
     trace: status === 'PASSED' ? null : `at line ${id}`,
     retry: 0,
+    outcome: true,
+    attempts: 1,
   });
 
   it('asks for the filters in the URL, reads only the pages in view, sorts by a header and links each result', async () => {

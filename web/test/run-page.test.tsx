@@ -80,7 +80,7 @@ const run: Run = {
   startedAt: '2026-11-25T10:00:00.000Z',
   finishedAt: '2026-11-25T10:01:00.000Z',
   attributes: {},
-  counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0 },
+  counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
 };
 
 const TRACE =
@@ -98,6 +98,7 @@ const detail = (changes: Partial<ResultDetail> = {}): ResultDetail => ({
   message: 'expected: <200> but was: <500>',
   trace: TRACE,
   retry: 1,
+  outcome: true,
   startedAt: null,
   attributes: { browser: 'firefox', 'build-url': 'https://ci.example.com/job/123' },
   attempts: [
@@ -255,7 +256,7 @@ describe('The charts over runs', () => {
       status: 'FINISHED',
       startedAt: '2026-11-25T10:00:00.000Z',
       durationMs: 1000,
-      counts: { total: 4, passed: i, failed: 4 - i, broken: 0, skipped: 0 },
+      counts: { total: 4, passed: i, failed: 4 - i, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 4 },
       passRate: i / 4,
     }));
     render(<PassRateChart points={points} />);

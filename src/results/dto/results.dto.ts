@@ -223,7 +223,8 @@ export class RunDto {
   @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
 }
 
-export class ResultDto {
+/** What a result and a history item share. */
+export class ResultFieldsDto {
   @ApiProperty() id: number;
   @ApiProperty() runId: number;
   @ApiProperty() testId: number;
@@ -242,6 +243,28 @@ export class ResultDto {
   @ApiProperty() retry: number;
 }
 
+export class ResultDto extends ResultFieldsDto {
+  @ApiProperty({ description: "Whether this is its test's outcome in the run (its last attempt); false only with attempts=all" })
+  outcome: boolean;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: "On an outcome, the test's number of attempts in the run; null on an earlier attempt (attempts=all)",
+  })
+  attempts: number | null;
+}
+
+/** One attempt of a test in a run, as a history item lists them: with its message and trace. */
+export class HistoryAttemptDto {
+  @ApiProperty() id: number;
+  @ApiProperty({ enum: RESULT_STATUSES }) status: ResultStatus;
+  @ApiProperty({ type: Number, nullable: true }) durationMs: number | null;
+  @ApiProperty({ type: String, nullable: true }) message: string | null;
+  @ApiProperty({ type: String, nullable: true }) trace: string | null;
+  @ApiProperty() retry: number;
+  @ApiProperty({ type: String, nullable: true }) startedAt: string | null;
+}
+
 /** One attempt of a test in a run (a result, without its texts). */
 export class AttemptDto {
   @ApiProperty() id: number;
@@ -251,7 +274,10 @@ export class AttemptDto {
   @ApiProperty({ type: String, nullable: true }) startedAt: string | null;
 }
 
-export class ResultDetailDto extends ResultDto {
+export class ResultDetailDto extends ResultFieldsDto {
+  @ApiProperty({ description: "Whether this is its test's outcome in the run (its last attempt)" })
+  outcome: boolean;
+
   @ApiProperty({
     type: [AttemptDto],
     description:
@@ -260,8 +286,11 @@ export class ResultDetailDto extends ResultDto {
   attempts: AttemptDto[];
 }
 
-export class HistoryItemDto extends ResultDto {
+/** A test's outcome in one run (its last attempt), with the run's name and every attempt, first to last. */
+export class HistoryItemDto extends ResultFieldsDto {
   @ApiProperty() runName: string;
+  @ApiProperty({ type: [HistoryAttemptDto], description: 'Every attempt of the test in the run, first to last (the outcome last)' })
+  attempts: HistoryAttemptDto[];
 }
 
 export class TestCaseDto {
@@ -301,6 +330,14 @@ export class ResultsQueryDto extends PageQueryDto {
   @MaxChars(200)
   @IsStorableText()
   q?: string;
+
+  @ApiPropertyOptional({
+    enum: ['all'],
+    description: "`all`: every attempt of each test; by default one result a test, its outcome (its last attempt), with `attempts`",
+  })
+  @IsOptional()
+  @IsIn(['all'], { message: 'attempts must be all (or left out for one result a test)' })
+  attempts?: 'all';
 
   @ApiPropertyOptional({
     description:

@@ -102,7 +102,7 @@ export interface LatestRun {
   startedAt: string;
   finishedAt: string | null;
   counts: RunCounts;
-  /** passed ÷ (total − skipped), 0..1; null when nothing ran. */
+  /** passed ÷ (passed + failed + broken), 0..1; null when none of them. */
   passRate: number | null;
 }
 
@@ -195,12 +195,17 @@ export interface TrendPoint {
 /** A list's query in the API's terms: `sort` as `field,asc|desc`; empty values are left out. */
 export type ListQuery = Record<string, string | number | undefined>;
 
+/** Counts of a run's tests by their outcome (the last attempt of each test), and of its attempts. */
 export interface RunCounts {
   total: number;
   passed: number;
   failed: number;
   broken: number;
   skipped: number;
+  /** Outcomes PASSED after an earlier FAILED or BROKEN attempt (counted in `passed` too). */
+  passedOnRetry: number;
+  /** Every result stored. */
+  attempts: number;
 }
 
 export interface Run {
@@ -229,6 +234,10 @@ export interface Result {
   message: string | null;
   trace: string | null;
   retry: number;
+  /** Whether this is its test's outcome in the run (its last attempt); false only when every attempt is listed. */
+  outcome: boolean;
+  /** On an outcome, the test's number of attempts in the run; null on an earlier attempt. */
+  attempts: number | null;
 }
 
 /** One attempt of a test in a run: a result without its texts. */
@@ -241,15 +250,23 @@ export interface Attempt {
 }
 
 /** One result as its page reads it: with its attributes and every attempt of its test in the run. */
-export interface ResultDetail extends Result {
+export interface ResultDetail extends Omit<Result, 'attempts'> {
   startedAt: string | null;
   attributes: Record<string, string>;
   attempts: Attempt[];
 }
 
-export interface HistoryItem extends Result {
+/** One attempt of a test in a run, as a test's history lists them: with its message and trace. */
+export interface HistoryAttempt extends Attempt {
+  message: string | null;
+  trace: string | null;
+}
+
+/** A test's outcome in one run, with every attempt there, first to last. */
+export interface HistoryItem extends Omit<Result, 'outcome' | 'attempts'> {
   runName: string;
   startedAt: string | null;
+  attempts: HistoryAttempt[];
 }
 
 export interface AuditEvent {

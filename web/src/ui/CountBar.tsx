@@ -37,14 +37,22 @@ export function CountBar({ counts }: { counts: RunCounts }) {
   );
 }
 
+/**
+ * passed ÷ (passed + failed + broken) as a percentage, floored to one decimal: 299 of 300 is 99.6%, never 100%
+ * (rounding would call a run with a failure a clean one).
+ */
 export function passRate(counts: RunCounts): string {
-  const ran = counts.total - counts.skipped;
-  return ran > 0 ? `${Math.round((100 * counts.passed) / ran)}%` : '—';
+  const ran = counts.passed + counts.failed + counts.broken;
+  if (ran === 0) {
+    return '—';
+  }
+  // Whole numbers before dividing by 10: 1000 × passed ÷ ran is exact where the rate ends in one decimal.
+  return `${Math.floor((1000 * counts.passed) / ran) / 10}%`;
 }
 
 /** The pass rate, coloured by how good it is: all passed, most, or fewer. */
 export function PassRate({ counts }: { counts: RunCounts }) {
-  const ran = counts.total - counts.skipped;
+  const ran = counts.passed + counts.failed + counts.broken;
   const rate = ran > 0 ? counts.passed / ran : null;
   const tone = rate === null ? '' : rate === 1 ? 'rate-good' : rate >= 0.9 ? 'rate-fair' : 'rate-poor';
   return <span className={`rate ${tone}`}>{passRate(counts)}</span>;

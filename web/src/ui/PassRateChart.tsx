@@ -17,7 +17,7 @@ export function PassRateChart({ points }: { points: TrendPoint[] }) {
       return;
     }
     const xs = points.map((_, i) => i + 1);
-    const rates = points.map((p) => (p.passRate === null ? null : Math.round(p.passRate * 1000) / 10));
+    const rates = points.map((p) => (p.passRate === null ? null : Math.floor(p.passRate * 1000) / 10));
     const chart = new uPlot(
       {
         width: Math.max(280, el.clientWidth),

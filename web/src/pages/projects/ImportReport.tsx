@@ -1,7 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { type DragEvent, type FormEvent, useState } from 'react';
 import { Link, useParams } from 'react-router';
-import { type Project, roleAtLeast } from '../../api/client';
+import { type Project, roleAtLeast, type RunCounts } from '../../api/client';
 import { ApiError } from '../../api/session';
 import { useApi, useSession } from '../../session-context';
 import { counted, ErrorMessage, Field, Loading, Page } from '../../ui/components';
@@ -12,7 +12,7 @@ const FORMATS = ['auto', 'junit', 'testng', 'nunit', 'xunit', 'trx', 'cucumber',
 interface Imported {
   runId: number;
   format: string;
-  counts: { total: number; passed: number; failed: number; broken: number; skipped: number };
+  counts: RunCounts;
   warnings: string[];
 }
 
