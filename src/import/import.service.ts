@@ -87,6 +87,7 @@ export class ImportService {
     const formats = new Set<ReportFormat>();
     let firstName: string | undefined;
     const startedAt = new Date();
+    const span = new ReportSpan();
     const { run, warnings: written } = await this.results.writeWholeRun(
       query.projectId,
       {
@@ -95,12 +96,19 @@ export class ImportService {
           `${oneLine(firstName ?? 'report')
             .toWellFormed()
             .slice(0, 200)} ${startedAt.toISOString()}`,
-        attributes: query.attributes ?? {},
+        attributes: {
+          ...query.attributes,
+          ...(query.branch ? { branch: query.branch } : {}),
+          ...(query.commit ? { commit: query.commit } : {}),
+          ...(query.env ? { env: query.env } : {}),
+        },
+        times: () => span.times(),
       },
       async (add) => {
         let counts: RunCounts | undefined;
         const heap = new HeapTrim();
         const write = async (batch: ParsedResult[], format: ReportFormat) => {
+          span.add(batch);
           counts = await add(batch, !ATTEMPT_FORMATS.has(format));
           heap.step();
         };
@@ -207,4 +215,45 @@ function asHttpError(error: unknown, name: string): unknown {
     return AppError.validation(`${name}: the compressed data is not valid (${(error as Error).message})`);
   }
   return error;
+}
+
+/**
+ * When the report's tests ran, for its run's startedAt and finishedAt (not the time of the import): from the
+ * earliest start to the latest end, where the report has times; results that share a start time (a JUnit suite's
+ * timestamp) ran one after the other, so their group ends after the sum of their durations. Without any time, the
+ * run lasted the sum of its results' durations (its suites' time), from when the import began.
+ * Holds only the group being read: the results of a report come suite by suite.
+ */
+export class ReportSpan {
+  private first: number | undefined;
+  private last: number | undefined;
+  private groupStart: number | undefined;
+  private groupEnd = 0;
+  private total = 0;
+
+  add(results: readonly { startedAt?: string; durationMs?: number }[]): void {
+    for (const r of results) {
+      const duration = r.durationMs ?? 0;
+      this.total += duration;
+      const start = r.startedAt ? Date.parse(r.startedAt) : NaN;
+      if (Number.isNaN(start)) {
+        continue;
+      }
+      if (start !== this.groupStart) {
+        this.groupStart = start;
+        this.groupEnd = start;
+      }
+      this.groupEnd += duration;
+      this.first = this.first === undefined ? start : Math.min(this.first, start);
+      this.last = this.last === undefined ? this.groupEnd : Math.max(this.last, this.groupEnd);
+    }
+  }
+
+  /** The run's times; `now` the start of a report without any. */
+  times(now = new Date()): { startedAt: Date; finishedAt: Date } {
+    if (this.first !== undefined && this.last !== undefined) {
+      return { startedAt: new Date(this.first), finishedAt: new Date(this.last) };
+    }
+    return { startedAt: now, finishedAt: new Date(now.getTime() + this.total) };
+  }
 }

@@ -270,7 +270,12 @@ export class ResultsService {
   async writeWholeRun<T>(
     projectId: string,
     /** `name` may be decided only once the results are in (an import names its run after its first file). */
-    fields: { name: string | (() => string); attributes: Record<string, string> },
+    fields: {
+      name: string | (() => string);
+      attributes: Record<string, string>;
+      /** When the run's tests ran, decided once they are in (an import's report's own times); else now. */
+      times?: () => { startedAt: Date; finishedAt: Date };
+    },
     fill: (add: (items: ResultInput[], repeatsAreTests?: boolean) => Promise<RunCounts>) => Promise<T>,
   ): Promise<{ run: RunDto; filled: T; warnings: string[] }> {
     let runNameStripped = false;
@@ -296,7 +301,8 @@ export class ResultsService {
         throw error;
       }
       const { learned, formatStripped } = await writer.finish();
-      const finished = await this.runs.finishIn(tx, created.id, new Date(), nameOf());
+      const { startedAt, finishedAt } = fields.times?.() ?? { startedAt: created.startedAt, finishedAt: new Date() };
+      const finished = await this.runs.finishIn(tx, created.id, finishedAt, nameOf(), startedAt);
       return { run: toRunDto(finished), filled, learned, formatStripped };
     });
     this.writer.remember([{ learned: outcome.learned }]);

@@ -112,8 +112,8 @@ export class RunsRepository {
     return repo.save(repo.create(fields));
   }
 
-  async finishIn(tx: EntityManager, id: string, finishedAt: Date, name: string): Promise<RunEntity> {
-    await tx.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt, name });
+  async finishIn(tx: EntityManager, id: string, finishedAt: Date, name: string, startedAt?: Date): Promise<RunEntity> {
+    await tx.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt, name, ...(startedAt ? { startedAt } : {}) });
     return (await tx.getRepository(RunEntity).findOneBy({ id }))!;
   }
 

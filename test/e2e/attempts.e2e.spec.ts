@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
+import { OWN_REPORTS, SHARED_REPORTS } from '../support/report-corpus.js';
 
 /** API.md, "Attempts: a test retried within a run": a run counts its tests' outcomes, whatever the surface. */
 describe('Attempts and outcomes', () => {
@@ -320,6 +323,106 @@ describe('Attempts and outcomes', () => {
       const point = trend.find((p: { runId: number }) => p.runId === first);
       expect(point.counts).toMatchObject({ total: 3, passed: 2, failed: 1, passedOnRetry: 1, attempts: 4 });
       expect(point.passRate).toBeCloseTo(2 / 3);
+    });
+  });
+
+  describe('import', () => {
+    const upload = (format: string, body: string | Buffer, query = '', type = 'application/xml') =>
+      request(svc.url)
+        .post(`/api/import/${format}?projectId=${projectId}${query}`)
+        .set('Authorization', `Bearer ${token}`)
+        .set('Content-Type', type)
+        .send(body);
+
+    it('imports cucumber --retry attempts as attempts of one test', async () => {
+      const file = join(
+        SHARED_REPORTS,
+        'cucumber',
+        'cucumber-json-converter__cucumber-ruby-7.1.0__flaky-scenario.json',
+      );
+      const res = await upload('cucumber', readFileSync(file), '', 'application/octet-stream').expect(201);
+      expect(res.body.counts).toEqual({
+        total: 1,
+        passed: 1,
+        failed: 0,
+        broken: 0,
+        skipped: 0,
+        passedOnRetry: 1,
+        attempts: 2,
+      });
+      const results = (await api.get(`/api/runs/${res.body.runId}/results`).expect(200)).body.content;
+      expect(results).toEqual([expect.objectContaining({ status: 'PASSED', retry: 1, attempts: 2 })]);
+    });
+
+    it('keeps Surefire reruns merged in their test case: one attempt a test', async () => {
+      const file = join(OWN_REPORTS, 'junit', 'surefire-3-rerun-and-flaky.xml');
+      const res = await upload('junit', readFileSync(file)).expect(201);
+      expect(res.body.counts).toEqual({
+        total: 5,
+        passed: 2,
+        failed: 1,
+        broken: 1,
+        skipped: 1,
+        passedOnRetry: 0,
+        attempts: 5,
+      });
+    });
+
+    it('imports a report holding only a suite-level error as one BROKEN test named after the suite; an empty one is 422', async () => {
+      const res = await upload(
+        'junit',
+        '<testsuite name="com.example.DbTest"><error message="no database" type="java.sql.SQLException">trace</error></testsuite>',
+      ).expect(201);
+      expect(res.body.counts).toMatchObject({ total: 1, broken: 1 });
+      const results = (await api.get(`/api/runs/${res.body.runId}/results`).expect(200)).body.content;
+      expect(results).toEqual([
+        expect.objectContaining({
+          name: 'com.example.DbTest',
+          suite: 'com.example.DbTest',
+          status: 'BROKEN',
+          message: 'no database',
+        }),
+      ]);
+      const empty = await upload('junit', '<testsuite name="nothing"></testsuite>').expect(422);
+      expect(empty.body.message).toMatch(/no test results/);
+    });
+
+    it('takes branch, commit and env as run attributes, refusing a value with control characters', async () => {
+      const res = await upload(
+        'junit',
+        '<testsuite name="s"><testcase name="a"/></testsuite>',
+        '&branch=main&commit=4f2a9c1&env=staging&attributes=%7B%22ci%22%3A%22jenkins%22%7D',
+      ).expect(201);
+      const run = (await api.get(`/api/runs/${res.body.runId}`).expect(200)).body;
+      expect(run.attributes).toEqual({ ci: 'jenkins', branch: 'main', commit: '4f2a9c1', env: 'staging' });
+      const bad = await upload(
+        'junit',
+        '<testsuite name="s"><testcase name="a"/></testsuite>',
+        '&branch=ma%0Ain',
+      ).expect(400);
+      expect(bad.body.message).toMatch(/branch/);
+    });
+
+    it("gives an imported run the report's own times: its timestamps, else the sum of its durations", async () => {
+      const stamped = await upload(
+        'junit',
+        `<testsuites>
+           <testsuite name="a" timestamp="2026-11-20T10:00:00Z"><testcase name="1" time="1.5"/><testcase name="2" time="2.5"/></testsuite>
+           <testsuite name="b" timestamp="2026-11-20T10:00:10Z"><testcase name="3" time="3"/></testsuite>
+         </testsuites>`,
+      ).expect(201);
+      const run = (await api.get(`/api/runs/${stamped.body.runId}`).expect(200)).body;
+      expect([run.startedAt, run.finishedAt]).toEqual([
+        '2026-11-20T10:00:00.000Z',
+        '2026-11-20T10:00:13.000Z',
+      ]);
+
+      const unstamped = await upload(
+        'junit',
+        '<testsuite name="c"><testcase name="1" time="60"/><testcase name="2" time="30"/></testsuite>',
+      ).expect(201);
+      const other = (await api.get(`/api/runs/${unstamped.body.runId}`).expect(200)).body;
+      expect(Date.parse(other.finishedAt) - Date.parse(other.startedAt)).toBe(90_000);
     });
   });
 });

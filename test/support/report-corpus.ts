@@ -27,11 +27,20 @@ export interface Expected extends StatusCounts {
   format: string;
 }
 
+/**
+ * Where our parsers read more than expected.json's elements, by design: a JUnit suite without a test case but with a
+ * suite-level <error> is one BROKEN test named after the suite (as CI servers show a failed class setup).
+ */
+const AMENDED: Record<string, Partial<Expected>> = {
+  'junit/jenkins-junit-plugin__junit-report-6700.xml': { total: 1, broken: 1 },
+  'junit/jenkins-junit-plugin__junit-report-nested-testsuites.xml': { total: 3, broken: 1 },
+};
+
 /** A corpus's files with their expected counts: [relative path, expected, absolute path]. */
 export function corpus(dir: string): (readonly [string, Expected, string])[] {
   return Object.entries(
     JSON.parse(readFileSync(join(dir, 'expected.json'), 'utf8')) as Record<string, Expected>,
-  ).map(([file, expected]) => [file, expected, join(dir, file)] as const);
+  ).map(([file, expected]) => [file, { ...expected, ...AMENDED[file] }, join(dir, file)] as const);
 }
 
 /**

@@ -49,6 +49,33 @@ export class ImportQueryDto {
   @Transform(parseAttributes)
   @Validate(IsAttributes)
   attributes?: Record<string, string>;
+
+  @AttributeParameter('branch', 'main', 'The branch the report is of')
+  branch?: string;
+
+  @AttributeParameter('commit', '4f2a9c1', 'The commit the report is of')
+  commit?: string;
+
+  @AttributeParameter('env', 'staging', 'The environment the report is of')
+  env?: string;
+}
+
+/** A run attribute given as its own query parameter (branch, commit, env): one line, trimmed. */
+function AttributeParameter(name: string, example: string, what: string): PropertyDecorator {
+  const decorators = [
+    ApiPropertyOptional({
+      example,
+      description: `${what}: the run attribute \`${name}\` (over one of \`attributes\`)`,
+    }),
+    IsOptional(),
+    Transform(({ value }: { value: unknown }) => (typeof value === 'string' ? value.trim() : value)),
+    IsString(),
+    Matches(/\S/, { message: `${name} must not be blank` }),
+    MaxChars(1000),
+    Matches(NO_CONTROL_CHARS, { message: `${name} must be one line without control characters` }),
+    IsStorableText(),
+  ];
+  return (target, key) => decorators.forEach((d) => d(target, key));
 }
 
 export class ImportResultDto {

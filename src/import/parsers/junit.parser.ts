@@ -12,6 +12,16 @@ export class JunitParser extends XmlBaseParser {
   /** Enclosing <testsuite> names and timestamps, innermost last. */
   private readonly suites: string[] = [];
   private readonly suiteStamps: string[] = [];
+  /** Test cases seen in each enclosing <testsuite>, innermost last. */
+  private readonly suiteCases: number[] = [];
+  private readonly suiteDepths: number[] = [];
+  /**
+   * An <error> or <failure> directly in a <testsuite> (a failed class setup, a collection error), until that
+   * suite closes: a suite without any test case is then reported as one BROKEN test named after it, as CI servers
+   * show it.
+   */
+  private suiteError: { depth: number; message: string; type: string } | undefined;
+  private readonly suiteErrorText = new TextBuffer(MAX_TEXT_CHARS);
 
   /** Depth of the open <testcase>, 0 outside one. */
   private caseDepth = 0;
@@ -50,13 +60,17 @@ export class JunitParser extends XmlBaseParser {
       } else if (name === 'testsuite') {
         this.suites.push(attributes.name ?? '');
         this.suiteStamps.push(attributes.timestamp ?? '');
-      } else if ((name === 'error' || name === 'failure') && this.suites.length > 0) {
-        const suite = this.suites[this.suites.length - 1];
-        this.out.warn(
-          'suiteError',
-          `Test suite ${quote(suite)} has an <${name}> outside any <testcase> (such as a failed class setup); ` +
-            'it is not a test and was not imported',
-        );
+        this.suiteCases.push(0);
+        this.suiteDepths.push(depth);
+      } else if ((name === 'error' || name === 'failure') && depth === (this.suiteDepths.at(-1) ?? -1) + 1) {
+        if (this.suiteError === undefined) {
+          this.suiteError = {
+            depth: depth - 1,
+            message: attributes.message ?? '',
+            type: attributes.type ?? '',
+          };
+          this.captureInto(this.suiteErrorText, depth);
+        }
       }
       return;
     }
@@ -119,12 +133,56 @@ export class JunitParser extends XmlBaseParser {
     if (this.caseDepth === depth) {
       this.finishCase();
     } else if (this.caseDepth === 0 && name === 'testsuite') {
-      this.suites.pop();
-      this.suiteStamps.pop();
+      this.closeSuite(depth);
+    }
+  }
+
+  /** A suite's end: its suite-level error, if any, reported (see suiteError). */
+  private closeSuite(depth: number): void {
+    const suite = this.suites[this.suites.length - 1];
+    const cases = this.suiteCases[this.suiteCases.length - 1];
+    const error = this.suiteError;
+    if (error !== undefined && error.depth === depth) {
+      this.suiteError = undefined;
+      const text = this.suiteErrorText.take();
+      if (cases > 0) {
+        this.out.warn(
+          'suiteError',
+          `Test suite ${quote(suite)} has an <error> or <failure> outside any <testcase> (such as a failed class ` +
+            'setup) beside its test cases; it is not a test and was not imported',
+        );
+      } else {
+        const draft = this.draft;
+        draft.name = suite;
+        draft.suite = suite;
+        draft.status = 'BROKEN';
+        draft.startedAt = this.suiteStamps[this.suiteStamps.length - 1];
+        this.describe(error.message, error.type, text);
+        this.out.warn(
+          'suiteErrorAsTest',
+          `Test suite ${quote(suite)} has no test case but an error (such as a failed class setup or collection); ` +
+            'it was imported as one BROKEN test named after the suite',
+        );
+        this.out.emit(draft);
+        draft.reset();
+        this.countCase();
+      }
+    }
+    this.suites.pop();
+    this.suiteStamps.pop();
+    this.suiteCases.pop();
+    this.suiteDepths.pop();
+  }
+
+  /** One more test case in every enclosing suite. */
+  private countCase(): void {
+    for (let i = 0; i < this.suiteCases.length; i++) {
+      this.suiteCases[i]++;
     }
   }
 
   private startCase(attributes: Record<string, string>, depth: number): void {
+    this.countCase();
     this.caseDepth = depth;
     this.caseName = attributes.name ?? '';
     this.className = attributes.classname ?? '';

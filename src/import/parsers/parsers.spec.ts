@@ -223,16 +223,26 @@ describe('junit', () => {
     expect(results.map((r) => r.suite)).toEqual(['Cart', 'Cart', 'Cart']);
   });
 
-  it('warns about a suite-level error, which is no test', () => {
+  it('reads a suite-level error in a suite without test cases as one BROKEN test named after the suite', () => {
     const { results, warnings } = parse(
       'junit',
-      '<testsuite name="S"><error message="setup failed"/></testsuite>',
+      '<testsuites><testsuite name="S" timestamp="2026-11-20T10:00:00Z"><error message="setup failed" type="E">trace</error></testsuite></testsuites>',
     );
 
-    expect(results).toEqual([]);
-    expect(warnings).toEqual([
-      expect.stringContaining('Test suite "S" has an <error> outside any <testcase>'),
+    expect(results).toEqual([
+      expect.objectContaining({ name: 'S', suite: 'S', status: 'BROKEN', message: 'setup failed', trace: 'trace' }),
     ]);
+    expect(warnings).toEqual([expect.stringContaining('it was imported as one BROKEN test named after the suite')]);
+  });
+
+  it('warns about a suite-level error beside test cases, which is no test', () => {
+    const { results, warnings } = parse(
+      'junit',
+      '<testsuite name="S"><testcase name="t"/><error message="teardown failed"/></testsuite>',
+    );
+
+    expect(results).toEqual([expect.objectContaining({ name: 't', status: 'PASSED' })]);
+    expect(warnings).toEqual([expect.stringContaining('Test suite "S" has an <error> or <failure> outside any <testcase>')]);
   });
 
   it('leaves out a start time without an offset, and reads one that names UTC in words', () => {

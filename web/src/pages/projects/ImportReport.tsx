@@ -102,6 +102,10 @@ function ImportForm({ project }: { project: Project }) {
   const [file, setFile] = useState<File | undefined>();
   const [format, setFormat] = useState('auto');
   const [runName, setRunName] = useState('');
+  // Run attributes, and so the run's stream: the branch, commit and environment the report is of.
+  const [branch, setBranch] = useState('');
+  const [commit, setCommit] = useState('');
+  const [env, setEnv] = useState('');
   const [progress, setProgress] = useState<number | undefined>();
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<Imported | undefined>();
@@ -117,7 +121,11 @@ function ImportForm({ project }: { project: Project }) {
     setProgress(0);
     const query = new URLSearchParams({
       projectId: String(projectId),
-      ...(runName.trim() ? { runName: runName.trim() } : {}),
+      // Named after the file and the time unless named here (the raw upload carries no file name).
+      runName: runName.trim() || `${file.name.slice(0, 200)} ${new Date().toISOString()}`,
+      ...(branch.trim() ? { branch: branch.trim() } : {}),
+      ...(commit.trim() ? { commit: commit.trim() } : {}),
+      ...(env.trim() ? { env: env.trim() } : {}),
     });
     const url = `/api/import/${format}?${query.toString()}`;
     try {
@@ -185,6 +193,27 @@ function ImportForm({ project }: { project: Project }) {
             label="Run name (optional)"
             value={runName}
             onChange={(e) => setRunName(e.target.value)}
+            maxLength={200}
+            placeholder={file ? `${file.name} and the time` : 'the file name and the time'}
+          />
+        </div>
+        <div className="row">
+          <Field
+            label="Branch (optional)"
+            value={branch}
+            onChange={(e) => setBranch(e.target.value)}
+            maxLength={200}
+          />
+          <Field
+            label="Commit (optional)"
+            value={commit}
+            onChange={(e) => setCommit(e.target.value)}
+            maxLength={200}
+          />
+          <Field
+            label="Environment (optional)"
+            value={env}
+            onChange={(e) => setEnv(e.target.value)}
             maxLength={200}
           />
         </div>
