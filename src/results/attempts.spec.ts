@@ -51,7 +51,7 @@ describe('attempts', () => {
     ]);
     const plan = planAttempts([attempt('9', 'a', 'PASSED', 1)], stored);
     expect(plan.rows).toEqual([{ outcome: true, attempts: 2, otherStatuses: 2 }]);
-    expect(plan.updates).toEqual([{ id: '5', outcome: false, attempts: 1, otherStatuses: 0 }]);
+    expect(plan.updates).toEqual([{ id: '5', testId: 'a', outcome: false, attempts: 1, otherStatuses: 0 }]);
     expect(plan.delta).toEqual({
       total: 0,
       passed: 1,
@@ -69,7 +69,7 @@ describe('attempts', () => {
     ]);
     const plan = planAttempts([attempt('9', 'a', 'BROKEN', 0)], stored);
     expect(plan.rows).toEqual([{ outcome: false, attempts: 1, otherStatuses: 0 }]);
-    expect(plan.updates).toEqual([{ id: '5', outcome: true, attempts: 2, otherStatuses: 4 }]);
+    expect(plan.updates).toEqual([{ id: '5', testId: 'a', outcome: true, attempts: 2, otherStatuses: 4 }]);
     expect(plan.delta).toEqual({
       total: 0,
       passed: 0,

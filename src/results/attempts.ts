@@ -84,7 +84,7 @@ export interface AttemptPlan {
   /** Per attempt given, in order: whether it is (now) its test's outcome and, if so, its attempts and other statuses. */
   rows: { outcome: boolean; attempts: number; otherStatuses: number }[];
   /** Stored outcomes that change: demoted (`outcome` false) by a later attempt, or told of more attempts. */
-  updates: { id: string; outcome: boolean; attempts: number; otherStatuses: number }[];
+  updates: { id: string; testId: string; outcome: boolean; attempts: number; otherStatuses: number }[];
   /** What the batch adds to the run's counts (a demoted outcome's share removed). */
   delta: RunCounts;
   /** Whether any row differs from a lone first attempt (outcome, 1 attempt, no other statuses). */
@@ -140,11 +140,11 @@ export function planAttempts(attempts: Attempt[], stored: ReadonlyMap<string, St
     if (after(attempts[best], old)) {
       const otherStatuses = old.otherStatuses | STATUS_BITS[old.status] | othersOfBatch;
       rows[best] = { outcome: true, attempts: old.attempts + indexes.length, otherStatuses };
-      updates.push({ id: old.id, outcome: false, attempts: old.attempts, otherStatuses: old.otherStatuses });
+      updates.push({ id: old.id, testId, outcome: false, attempts: old.attempts, otherStatuses: old.otherStatuses });
       countOutcome(delta, attempts[best].status, otherStatuses, 1);
     } else {
       const otherStatuses = old.otherStatuses | bits;
-      updates.push({ id: old.id, outcome: true, attempts: old.attempts + indexes.length, otherStatuses });
+      updates.push({ id: old.id, testId, outcome: true, attempts: old.attempts + indexes.length, otherStatuses });
       countOutcome(delta, old.status, otherStatuses, 1);
     }
   }

@@ -367,14 +367,17 @@ export class ResultsWriter {
         if (plan.updates.length) {
           // Demoted outcomes first: the new outcome of the same test must not meet them in the unique index.
           await tx.query(
+            // By test and id (ix_results_test_history): results have no index on id alone.
             `UPDATE results r SET outcome = u.outcome, attempts = u.attempts, other_statuses = u.other_statuses
-               FROM unnest($1::bigint[], $2::boolean[], $3::int[], $4::smallint[]) AS u(id, outcome, attempts, other_statuses)
-              WHERE r.id = u.id`,
+               FROM unnest($1::bigint[], $2::boolean[], $3::int[], $4::smallint[], $5::bigint[])
+                    AS u(id, outcome, attempts, other_statuses, test_id)
+              WHERE r.test_id = u.test_id AND r.id = u.id`,
             [
               plan.updates.map((u) => u.id),
               plan.updates.map((u) => u.outcome),
               plan.updates.map((u) => u.attempts),
               plan.updates.map((u) => u.otherStatuses),
+              plan.updates.map((u) => u.testId),
             ],
           );
         }
@@ -753,6 +756,7 @@ export class ResultsWriter {
     firstId: string,
   ): Promise<RunCounts> {
     const rows: {
+      test_id: string;
       first_id: string;
       last_id: string;
       first_status: ResultStatus;
@@ -763,29 +767,32 @@ export class ResultsWriter {
       `WITH a AS (
          SELECT id, test_id, status, outcome, row_number() OVER (PARTITION BY test_id ORDER BY ${LAST_ATTEMPT_FIRST}) AS n
            FROM results WHERE run_id = $1 AND test_id = ANY($2::bigint[]) AND id >= $3)
-       SELECT max(id) FILTER (WHERE outcome) AS first_id, max(id) FILTER (WHERE n = 1) AS last_id,
+       SELECT test_id, max(id) FILTER (WHERE outcome) AS first_id, max(id) FILTER (WHERE n = 1) AS last_id,
               min(status) FILTER (WHERE outcome) AS first_status, min(status) FILTER (WHERE n = 1) AS last_status,
               count(*)::int AS attempts, coalesce(bit_or(${STATUS_BIT_SQL('status')}) FILTER (WHERE n > 1), 0)::int AS other_statuses
          FROM a GROUP BY test_id`,
       [runId, testIds, firstId],
     );
     const delta = noRunCounts();
-    const demoted: string[] = [];
+    const demoted = rows.filter((r) => String(r.first_id) !== String(r.last_id));
     for (const r of rows) {
       countOutcome(delta, r.first_status, 0, -1);
       countOutcome(delta, r.last_status, r.other_statuses, 1);
-      if (String(r.first_id) !== String(r.last_id)) {
-        demoted.push(r.first_id);
-      }
     }
+    // By test and id (ix_results_test_history): results have no index on id alone. Demoted first: the unique
+    // index of outcomes must not meet two of one test.
     if (demoted.length) {
-      await tx.query('UPDATE results SET outcome = false WHERE id = ANY($1::bigint[])', [demoted]);
+      await tx.query(
+        `UPDATE results r SET outcome = false FROM unnest($1::bigint[], $2::bigint[]) AS u(test_id, id)
+          WHERE r.test_id = u.test_id AND r.id = u.id`,
+        [demoted.map((r) => r.test_id), demoted.map((r) => r.first_id)],
+      );
     }
     await tx.query(
       `UPDATE results r SET outcome = true, attempts = u.attempts, other_statuses = u.other_statuses
-         FROM unnest($1::bigint[], $2::int[], $3::smallint[]) AS u(id, attempts, other_statuses)
-        WHERE r.id = u.id`,
-      [rows.map((r) => r.last_id), rows.map((r) => r.attempts), rows.map((r) => r.other_statuses)],
+         FROM unnest($1::bigint[], $2::int[], $3::smallint[], $4::bigint[]) AS u(id, attempts, other_statuses, test_id)
+        WHERE r.test_id = u.test_id AND r.id = u.id`,
+      [rows.map((r) => r.last_id), rows.map((r) => r.attempts), rows.map((r) => r.other_statuses), rows.map((r) => r.test_id)],
     );
     return delta;
   }

@@ -32,7 +32,7 @@ describe(ResultsWriter.name, () => {
     const rows = await db.getRepository(ResultEntity).findBy({ runId: run.id });
     const nameOf = new Map(rows.map((r) => [r.id, r.name]));
     expect(outcome.ids.map((id) => nameOf.get(id!))).toEqual(items.map((i) => i.name));
-    expect(outcome.counts).toEqual({ total: 300, passed: 200, failed: 0, broken: 0, skipped: 100 });
+    expect(outcome.counts).toEqual({ total: 300, passed: 200, failed: 0, broken: 0, skipped: 100, passedOnRetry: 0, attempts: 300 });
   });
 
   it('takes result ids in blocks of 100: one nextval() a block, unique and rising in input order', async () => {
@@ -79,7 +79,7 @@ describe(ResultsWriter.name, () => {
     expect(outcome.ids[1]).not.toBeNull();
     expect(outcome.ids[2]).toBeNull();
     expect(outcome.ids[3]).not.toBeNull();
-    expect(outcome.counts).toEqual({ total: 3, passed: 1, failed: 1, broken: 1, skipped: 0 });
+    expect(outcome.counts).toEqual({ total: 3, passed: 1, failed: 1, broken: 1, skipped: 0, passedOnRetry: 0, attempts: 3 });
   });
 
   it('gives a test one identity across runs: suite + name, or the explicit testId', async () => {
@@ -185,8 +185,9 @@ describe(ResultsWriter.name, () => {
         }
         return { ...(await writer.finish()), added };
       });
-      expect(added.map((c) => c.total)).toEqual([300, 600, 900, 1200, 1500]);
-      expect(counts).toEqual({ total: 1500, passed: 1125, failed: 375, broken: 0, skipped: 0 });
+      // A test met again in the run is another attempt of it: counted once, by its last attempt.
+      expect(added.map((c) => [c.total, c.attempts])).toEqual([[300, 300], [600, 600], [600, 900], [900, 1200], [900, 1500]]);
+      expect(counts).toEqual({ total: 900, passed: 675, failed: 225, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 1500 });
       const stored: { id: string; name: string; message: string; test_id: string }[] = await db.query(
         'SELECT id, name, message, test_id FROM results WHERE run_id = $1 ORDER BY id',
         [run.id],
@@ -198,7 +199,7 @@ describe(ResultsWriter.name, () => {
       const caseOf = new Map(cases.map((c) => [c.name, c.id]));
       expect(stored.every((r) => String(r.test_id) === caseOf.get(r.name))).toBe(true);
       const row = await db.getRepository(RunEntity).findOneByOrFail({ id: run.id });
-      expect([row.countTotal, row.countPassed, row.countFailed]).toEqual([1500, 1125, 375]);
+      expect([row.countTotal, row.countPassed, row.countFailed, row.countAttempts]).toEqual([900, 675, 225, 1500]);
     });
 
     it('fails the run when a COPY fails, storing nothing, and settles before the rollback', async () => {
@@ -341,12 +342,12 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     expect(await db.query('SELECT id FROM test_cases WHERE project_id = $1', [projectId])).toEqual([]);
   });
 
-  it('keeps a UUID unique within a project, and allows any number of results without one', async () => {
+  it('keeps a UUID unique within a project, and allows any number of results without one (attempts beside the outcome)', async () => {
     const { projectId, runs } = await seed();
     const [{ uuid }] = await db.query('SELECT uuid FROM results WHERE project_id = $1 AND uuid IS NOT NULL LIMIT 1', [projectId]);
     const [{ test_id }] = await db.query('SELECT test_id FROM results WHERE project_id = $1 LIMIT 1', [projectId]);
     const insert = (u: string | null) =>
-      db.query(`INSERT INTO results (run_id, project_id, test_id, uuid, name, status) VALUES ($1, $2, $3, $4, 'x', 'PASSED')`, [
+      db.query(`INSERT INTO results (run_id, project_id, test_id, uuid, name, status, outcome) VALUES ($1, $2, $3, $4, 'x', 'PASSED', false)`, [
         runs[1].id,
         projectId,
         test_id,
@@ -362,8 +363,8 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
       (r) => r.indexname,
     );
 
-  it('has the three indexes its reads use (by run and status, by test, by UUID), and none on id, which nothing reads by', async () => {
-    expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid']);
+  it('has the four indexes its reads use (by run and status, by test, by UUID, outcomes by run and test), and none on id, which nothing reads by', async () => {
+    expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid', 'uq_results_run_test_outcome']);
   });
 
   it('gets its primary key back from ResultsWithoutIdIndex down, and loses it again with up', async () => {
