@@ -16,6 +16,7 @@ import { TestCasesOrder1795698000000 } from './1795698000000-TestCasesOrder.js';
 import { TokensValidAfter1795708800000 } from './1795708800000-TokensValidAfter.js';
 import { FailureKeyIdentifiers1795712400000 } from './1795712400000-FailureKeyIdentifiers.js';
 import { Attempts1795719600000 } from './1795719600000-Attempts.js';
+import { Streams1795720200000 } from './1795720200000-Streams.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -37,4 +38,5 @@ export const MIGRATIONS = [
   TokensValidAfter1795708800000,
   FailureKeyIdentifiers1795712400000,
   Attempts1795719600000,
+  Streams1795720200000,
 ];

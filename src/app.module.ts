@@ -14,6 +14,7 @@ import { DatabaseModule } from './database/database.module.js';
 import { HealthModule } from './health/health.module.js';
 import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { InsightsModule } from './insights/insights.module.js';
+import { SettingsModule } from './settings/settings.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
@@ -46,6 +47,7 @@ export class AppModule {
         AccessModule,
         IngestV1Module,
         InsightsModule,
+        SettingsModule,
         IngestV2Module,
         ImportModule,
         LiveModule,

@@ -80,16 +80,29 @@ export class ProjectsRepository {
     return query.addOrderBy('p.id', 'ASC').offset(page.offset).limit(page.size).getManyAndCount();
   }
 
-  /** The run started last in each of the projects: one probe of ix_runs_project_started per project. */
+  /**
+   * Each project's latest finished run of its default stream (API.md, "Streams"): the settings' streams.default,
+   * else the stream with the most runs started in the last 30 days (the later latest run on a tie), else that of the
+   * latest finished run; so a one-off upload does not hide the nightly. By ix_runs_project_stream_started.
+   */
   async latestRuns(projectIds: string[]): Promise<Map<string, LatestRunDto>> {
     if (!projectIds.length) {
       return new Map();
     }
     const rows: (RunSummaryRow & { project_id: string })[] = await this.db.query(
-      `SELECT p.id AS project_id, r.* FROM unnest($1::bigint[]) AS p(id)
+      `SELECT p.id AS project_id, r.* FROM projects p
+         CROSS JOIN LATERAL (
+           SELECT coalesce(
+             p.settings #>> '{streams,default}',
+             (SELECT stream FROM runs WHERE project_id = p.id AND started_at > now() - interval '30 days'
+               GROUP BY stream ORDER BY count(*) DESC, max(started_at) DESC LIMIT 1),
+             (SELECT stream FROM runs WHERE project_id = p.id AND status = 'FINISHED' ORDER BY started_at DESC, id DESC LIMIT 1)
+           ) AS stream) d
          CROSS JOIN LATERAL (
            SELECT ${RUN_SUMMARY_COLUMNS}
-             FROM runs WHERE project_id = p.id ORDER BY started_at DESC, id DESC LIMIT 1) r`,
+             FROM runs WHERE project_id = p.id AND stream = d.stream AND status = 'FINISHED'
+            ORDER BY started_at DESC, id DESC LIMIT 1) r
+        WHERE p.id = ANY($1::bigint[])`,
       [projectIds],
     );
     return new Map(
@@ -99,6 +112,7 @@ export class ProjectsRepository {
           id: Number(r.id),
           name: r.name,
           status: r.status,
+          stream: r.stream,
           startedAt: r.started_at.toISOString(),
           finishedAt: r.finished_at?.toISOString() ?? null,
           ...countsOf(r),

@@ -26,6 +26,7 @@ export const AUDIT_TYPES = [
   'INVITATION_CREATED',
   'INVITATION_ACCEPTED',
   'SUBSCRIPTION_CHANGED',
+  'PROJECT_SETTINGS_CHANGED',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

@@ -4,7 +4,7 @@ import type { RunCounts } from '../results/result-input.js';
  * A run's summary as read straight from `runs` (the project list's latest run, the pass-rate trend): the columns,
  * the row they give, and the counts and pass rate made of it.
  */
-export const RUN_SUMMARY_COLUMNS = `id, name, status, started_at, finished_at, count_total AS total, count_passed AS passed,
+export const RUN_SUMMARY_COLUMNS = `id, name, status, stream, started_at, finished_at, count_total AS total, count_passed AS passed,
   count_failed AS failed, count_broken AS broken, count_skipped AS skipped, count_passed_on_retry AS passed_on_retry,
   count_attempts AS attempts`;
 
@@ -12,6 +12,7 @@ export interface RunSummaryRow {
   id: string;
   name: string;
   status: 'IN_PROGRESS' | 'FINISHED';
+  stream: string;
   started_at: Date;
   finished_at: Date | null;
   total: number;

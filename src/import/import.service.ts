@@ -103,6 +103,7 @@ export class ImportService {
           ...(query.env ? { env: query.env } : {}),
         },
         times: () => span.times(),
+        stream: query.stream?.trim(),
       },
       async (add) => {
         let counts: RunCounts | undefined;

@@ -72,6 +72,7 @@ export class IngestV2Processor {
         name: message.name,
         startedAt: message.startedAt ? new Date(message.startedAt) : new Date(),
         attributes: message.attributes ?? {},
+        stream: message.stream ?? null,
       });
       if (!run) {
         return;

@@ -45,12 +45,20 @@ export class IngestV2Repository {
   /** Creates the run once; a second message with the same UUID changes nothing. */
   async insertRun(
     tx: EntityManager,
-    run: { projectId: string; uuid: string; name: string; startedAt: Date; attributes: Record<string, string> },
+    run: {
+      projectId: string;
+      uuid: string;
+      name: string;
+      startedAt: Date;
+      attributes: Record<string, string>;
+      /** null: the default rule's (tr_runs_default_stream, with the project's settings). */
+      stream: string | null;
+    },
   ): Promise<RunEntity | null> {
     const rows: { id: string }[] = await tx.query(
-      `INSERT INTO runs (project_id, uuid, name, started_at, attributes) VALUES ($1, $2, $3, $4, $5)
+      `INSERT INTO runs (project_id, uuid, name, started_at, attributes, stream) VALUES ($1, $2, $3, $4, $5, $6)
        ON CONFLICT (project_id, uuid) DO NOTHING RETURNING id`,
-      [run.projectId, run.uuid, run.name, run.startedAt, JSON.stringify(run.attributes)],
+      [run.projectId, run.uuid, run.name, run.startedAt, JSON.stringify(run.attributes), run.stream],
     );
     return rows.length ? tx.getRepository(RunEntity).findOneBy({ id: String(rows[0].id) }) : null;
   }

@@ -25,6 +25,7 @@ export class IngestV2Service {
       name: dto.name.trim(),
       startedAt: dto.startedAt,
       attributes: dto.attributes,
+      stream: dto.stream,
     });
     return { uuid };
   }

@@ -9,6 +9,7 @@ import {
   CompareTestsQueryDto,
   ComparisonDto,
   FailureGroupDto,
+  StreamDto,
   SuiteDto,
   TestChangeDto,
   TrendDto,
@@ -76,6 +77,16 @@ export class InsightsController {
   @ApiOperation({ summary: "The project's latest runs, oldest first, with their pass rate and duration" })
   @ApiOkResponse({ type: TrendDto })
   trend(@Param('projectId') projectId: string, @Query() query: TrendQueryDto): Promise<TrendDto> {
-    return this.insights.trend(projectId, query.runs);
+    return this.insights.trend(projectId, query.runs, query.stream);
+  }
+
+  @Get('projects/:projectId/streams')
+  @RequireProjectRole('VIEWER')
+  @ApiOperation({
+    summary: "The project's streams (runs compared with each other), the one with the run started last first",
+  })
+  @ApiOkResponse({ type: PageOf(StreamDto) })
+  streams(@Param('projectId') projectId: string, @Query() query: PageQueryDto) {
+    return this.insights.streams(projectId, query);
   }
 }

@@ -137,18 +137,43 @@ export class InsightsRepository {
     return Number(n);
   }
 
-  /** The run started last before `runId` in its project: by ix_runs_project_started. */
+  /**
+   * The run before `runId` (API.md, "Streams"): the finished run of its stream started last before it, by
+   * ix_runs_project_stream_started.
+   */
   async previousRun(runId: string): Promise<string | null> {
     const rows: { id: string }[] = await this.db.query(
       `SELECT p.id FROM runs r
          CROSS JOIN LATERAL (
            SELECT id FROM runs
-            WHERE project_id = r.project_id AND (started_at, id) < (r.started_at, r.id)
+            WHERE project_id = r.project_id AND stream = r.stream AND status = 'FINISHED'
+              AND (started_at, id) < (r.started_at, r.id)
             ORDER BY started_at DESC, id DESC LIMIT 1) p
         WHERE r.id = $1`,
       [runId],
     );
     return rows[0] ? String(rows[0].id) : null;
+  }
+
+  /** The project's streams, the one with the run started last first, each with its number of runs and that run. */
+  async streams(projectId: string, page: PageRequest<never>): Promise<[(RunSummaryRow & { runs: number })[], number]> {
+    const rows: (RunSummaryRow & { runs: number; n: string })[] = await this.db.query(
+      `SELECT s.runs::int, l.*, count(*) OVER () AS n FROM (
+         SELECT stream, count(*) AS runs FROM runs WHERE project_id = $1 GROUP BY stream) s
+         CROSS JOIN LATERAL (
+           SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE project_id = $1 AND stream = s.stream
+            ORDER BY started_at DESC, id DESC LIMIT 1) l
+        ORDER BY l.started_at DESC, l.id DESC
+        LIMIT $2 OFFSET $3`,
+      [projectId, page.size, page.offset],
+    );
+    return withWindowTotal(rows, page, async () => {
+      const [{ n }]: { n: string }[] = await this.db.query(
+        'SELECT count(DISTINCT stream) AS n FROM runs WHERE project_id = $1',
+        [projectId],
+      );
+      return Number(n);
+    });
   }
 
   /** How many tests changed in each way from `baseId` to `headId`. */
@@ -189,11 +214,17 @@ export class InsightsRepository {
     return [changed.map((row) => ({ ...row, testId: String(row.testId) })), total];
   }
 
-  /** The project's last `limit` runs, newest first: by ix_runs_project_started. */
-  trend(projectId: string, limit: number): Promise<TrendRow[]> {
-    return this.db.query(
-      `SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE project_id = $1 ORDER BY started_at DESC, id DESC LIMIT $2`,
-      [projectId, limit],
-    );
+  /** The project's (or one stream's) last `limit` runs, newest first: by ix_runs_project_started (or _stream_). */
+  trend(projectId: string, limit: number, stream?: string): Promise<TrendRow[]> {
+    return stream === undefined
+      ? this.db.query(
+          `SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE project_id = $1 ORDER BY started_at DESC, id DESC LIMIT $2`,
+          [projectId, limit],
+        )
+      : this.db.query(
+          `SELECT ${RUN_SUMMARY_COLUMNS} FROM runs WHERE project_id = $1 AND stream = $3
+            ORDER BY started_at DESC, id DESC LIMIT $2`,
+          [projectId, limit, stream],
+        );
   }
 }

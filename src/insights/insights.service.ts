@@ -10,6 +10,7 @@ import type {
   ComparisonDto,
   CompareTestsQueryDto,
   FailureGroupDto,
+  StreamDto,
   SuiteDto,
   TestChangeDto,
   TrendDto,
@@ -90,13 +91,36 @@ export class InsightsService {
     );
   }
 
-  async trend(projectId: string, runs = 30): Promise<TrendDto> {
-    const rows = await this.insights.trend(projectId, runs);
+  async streams(projectId: string, query: PageQueryDto): Promise<Page<StreamDto>> {
+    const page = pageRequest(query, [] as const, []);
+    const [rows, total] = await this.insights.streams(projectId, page);
+    return toPage(
+      rows.map((r) => ({
+        stream: r.stream,
+        runs: r.runs,
+        latestRun: {
+          id: Number(r.id),
+          name: r.name,
+          status: r.status,
+          stream: r.stream,
+          startedAt: r.started_at.toISOString(),
+          finishedAt: r.finished_at?.toISOString() ?? null,
+          ...countsOf(r),
+        },
+      })),
+      total,
+      page,
+    );
+  }
+
+  async trend(projectId: string, runs = 30, stream?: string): Promise<TrendDto> {
+    const rows = await this.insights.trend(projectId, runs, stream);
     return {
       points: rows.reverse().map((r) => ({
         runId: Number(r.id),
         name: r.name,
         status: r.status,
+        stream: r.stream,
         startedAt: r.started_at.toISOString(),
         durationMs: r.finished_at ? r.finished_at.getTime() - r.started_at.getTime() : null,
         ...countsOf(r),

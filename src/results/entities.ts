@@ -30,6 +30,10 @@ export class RunEntity {
   @Column({ type: 'jsonb', default: () => "'{}'::jsonb" })
   attributes: Record<string, string>;
 
+  /** The runs it is compared with (API.md, "Streams"); src/common/streams.ts. */
+  @Column({ type: 'varchar', length: 200 })
+  stream: string;
+
   @Column({ name: 'count_total', type: 'integer', default: 0 })
   countTotal: number;
 

@@ -24,6 +24,7 @@ import type {
 import type { ResultEntity, RunEntity } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
+import { defaultStream } from '../common/streams.js';
 import { ResultsWriter } from './results.writer.js';
 
 import { RunsRepository, testKeyOrder, type TestCaseRow, type TestKey } from './runs.repository.js';
@@ -48,11 +49,14 @@ export class ResultsService {
   ) {}
 
   async createRun(projectId: string, dto: CreateRunDto): Promise<RunDto> {
+    const name = dto.name.trim();
+    const attributes = dto.attributes ?? {};
     const run = await this.runs.createRun({
       projectId,
-      name: dto.name.trim(),
+      name,
       startedAt: dto.startedAt ? new Date(dto.startedAt) : new Date(),
-      attributes: dto.attributes ?? {},
+      attributes,
+      stream: dto.stream?.trim() ?? defaultStream(name, attributes, await this.runs.streamAttributes(projectId)),
     });
     const body = toRunDto(run);
     this.emit({ projectId, event: 'run.created', runId: run.id, data: { run: body } });
@@ -63,7 +67,7 @@ export class ResultsService {
     const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [
       { field: 'startedAt', direction: 'DESC' },
     ]);
-    const [rows, total] = await this.runs.listRuns(projectId, { status: query.status, q: query.q }, page);
+    const [rows, total] = await this.runs.listRuns(projectId, { status: query.status, q: query.q, stream: query.stream }, page);
     return toPage(rows.map(toRunDto), total, page);
   }
 
@@ -275,6 +279,8 @@ export class ResultsService {
       attributes: Record<string, string>;
       /** When the run's tests ran, decided once they are in (an import's report's own times); else now. */
       times?: () => { startedAt: Date; finishedAt: Date };
+      /** Set by the client; else the default rule's, once the name is known. */
+      stream?: string;
     },
     fill: (add: (items: ResultInput[], repeatsAreTests?: boolean) => Promise<RunCounts>) => Promise<T>,
   ): Promise<{ run: RunDto; filled: T; warnings: string[] }> {
@@ -286,8 +292,10 @@ export class ResultsService {
         runNameStripped = clean !== name;
         return /\S/.test(clean) ? clean : '(unnamed)';
       };
+      const streamAttributes = fields.stream ? [] : await this.runs.streamAttributes(projectId);
+      const streamOf = () => fields.stream ?? defaultStream(nameOf(), fields.attributes, streamAttributes);
       const created = await this.runs.createRun(
-        { projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes },
+        { projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes, stream: streamOf() },
         tx,
       );
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
@@ -302,7 +310,7 @@ export class ResultsService {
       }
       const { learned, formatStripped } = await writer.finish();
       const { startedAt, finishedAt } = fields.times?.() ?? { startedAt: created.startedAt, finishedAt: new Date() };
-      const finished = await this.runs.finishIn(tx, created.id, finishedAt, nameOf(), startedAt);
+      const finished = await this.runs.finishIn(tx, created.id, finishedAt, nameOf(), startedAt, streamOf());
       return { run: toRunDto(finished), filled, learned, formatStripped };
     });
     this.writer.remember([{ learned: outcome.learned }]);
@@ -357,6 +365,7 @@ export function toRunDto(r: RunEntity): RunDto {
     startedAt: r.startedAt.toISOString(),
     finishedAt: r.finishedAt?.toISOString() ?? null,
     attributes: r.attributes,
+    stream: r.stream,
     counts: {
       total: r.countTotal,
       passed: r.countPassed,

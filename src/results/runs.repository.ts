@@ -3,6 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, ILike } from 'typeorm';
 import type { PageRequest, SortOrder } from '../common/paging/page.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
+import { effectiveSettings } from '../common/project-settings.js';
 import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
 export type RunSortField = 'startedAt' | 'name' | 'id';
@@ -36,6 +37,7 @@ function toResultEntity(r: Record<string, unknown>): ResultEntity {
 export interface RunFilter {
   status?: RunEntity['status'];
   q?: string;
+  stream?: string;
 }
 
 export interface ResultFilter {
@@ -105,16 +107,24 @@ export class RunsRepository {
 
   /** Creates the run, inside `tx` when given (an import stores its run and results in one transaction). */
   createRun(
-    fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes'> & { uuid?: string | null },
+    fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes' | 'stream'> & { uuid?: string | null },
     tx: EntityManager = this.db.manager,
   ): Promise<RunEntity> {
     const repo = tx.getRepository(RunEntity);
     return repo.save(repo.create(fields));
   }
 
-  async finishIn(tx: EntityManager, id: string, finishedAt: Date, name: string, startedAt?: Date): Promise<RunEntity> {
-    await tx.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt, name, ...(startedAt ? { startedAt } : {}) });
+  async finishIn(tx: EntityManager, id: string, finishedAt: Date, name: string, startedAt?: Date, stream?: string): Promise<RunEntity> {
+    await tx
+      .getRepository(RunEntity)
+      .update({ id }, { status: 'FINISHED', finishedAt, name, ...(startedAt ? { startedAt } : {}), ...(stream ? { stream } : {}) });
     return (await tx.getRepository(RunEntity).findOneBy({ id }))!;
+  }
+
+  /** The attributes whose values a run's default stream takes: the project's settings streams.attributes. */
+  async streamAttributes(projectId: string): Promise<string[]> {
+    const rows: { settings: unknown }[] = await this.db.query('SELECT settings FROM projects WHERE id = $1', [projectId]);
+    return effectiveSettings(rows[0]?.settings).streams.attributes;
   }
 
   findRun(id: string): Promise<RunEntity | null> {
@@ -158,6 +168,7 @@ export class RunsRepository {
         projectId,
         ...(filter.status ? { status: filter.status } : {}),
         ...(filter.q ? { name: ILike(containing(filter.q)) } : {}),
+        ...(filter.stream !== undefined ? { stream: filter.stream } : {}),
       },
       // The id breaks ties, in the client's direction when it sorted by id too.
       order: { ...order, id: order.id ?? 'DESC' },

@@ -60,28 +60,27 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
   });
   afterAll(() => deployment.stop());
 
-  it("lists each project with its latest run's status and pass rate, null before the first run", async () => {
+  it("lists each project with its latest finished run's status and pass rate, null before the first", async () => {
     const before = await api(owner).get('/api/projects').expect(200);
     expect(before.body.content.find((p: { id: number }) => p.id === projectId).latestRun).toBeNull();
-    await run('older', [{ name: 'a', status: 'FAILED' }]);
-    const latest = await run(
-      'latest',
-      [
-        { name: 'a', status: 'PASSED' },
-        { name: 'b', status: 'PASSED' },
-        { name: 'c', status: 'FAILED' },
-        { name: 'd', status: 'SKIPPED' },
-      ],
-      { finish: false },
-    );
+    await run('latest #1', [{ name: 'a', status: 'FAILED' }]);
+    const latest = await run('latest #2', [
+      { name: 'a', status: 'PASSED' },
+      { name: 'b', status: 'PASSED' },
+      { name: 'c', status: 'FAILED' },
+      { name: 'd', status: 'SKIPPED' },
+    ]);
+    // A run in progress is not the latest yet (API.md, "Streams": the latest finished run of the default stream).
+    await run('latest #3', [{ name: 'a', status: 'PASSED' }], { finish: false });
     const after = await api(owner).get('/api/projects').expect(200);
     const project = after.body.content.find((p: { id: number }) => p.id === projectId);
     expect(project.latestRun).toEqual({
       id: latest,
-      name: 'latest',
-      status: 'IN_PROGRESS',
+      name: 'latest #2',
+      status: 'FINISHED',
+      stream: 'latest',
       startedAt: expect.any(String),
-      finishedAt: null,
+      finishedAt: expect.any(String),
       counts: { total: 4, passed: 2, failed: 1, broken: 0, skipped: 1, passedOnRetry: 0, attempts: 4 },
       passRate: 2 / 3,
     });
@@ -99,7 +98,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       );
     expect(await names('q=NIGHTLY')).toEqual(['nightly #2', 'nightly #1']);
     expect(await names('q=nightly&status=FINISHED')).toEqual(['nightly #1']);
-    expect(await names('status=IN_PROGRESS')).toEqual(['nightly #2', 'latest']);
+    expect(await names('status=IN_PROGRESS')).toEqual(['nightly #2', 'latest #3']);
     // LIKE's wildcards are taken literally.
     expect(await names('q=%25_')).toEqual(['100%_real']);
     const bad = await api(owner).get(`/api/projects/${projectId}/runs?status=DONE`).expect(400);
@@ -247,7 +246,8 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
   });
 
   it('compares a run with the previous one: new failures, fixed, still failing, flaky, added, removed', async () => {
-    const base = await run('compare base', [
+    // One stream ("compare"): the run before the head is the base.
+    const base = await run('compare #1', [
       { name: 'A', suite: 'S', status: 'PASSED' },
       { name: 'B', suite: 'S', status: 'FAILED', message: 'old' },
       { name: 'C', suite: 'S', status: 'FAILED' },
@@ -255,7 +255,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       { name: 'E', suite: 'S', status: 'PASSED', message: 'gone' },
       { name: 'F', suite: 'S', status: 'PASSED' },
     ]);
-    const head = await run('compare head', [
+    const head = await run('compare #2', [
       { name: 'A', suite: 'S', status: 'FAILED', message: 'expected 1 but got 2' },
       { name: 'B', suite: 'S', status: 'PASSED' },
       { name: 'C', suite: 'S', status: 'BROKEN' },
@@ -334,7 +334,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
   it("counts a flip between two runs of one commit as flaky, and compares a project's first run with nothing", async () => {
     const fresh = (await api(owner).post('/api/projects', { key: 'INS_FRESH', name: 'Fresh' }).expect(201))
       .body.id;
-    const first = await run('first', [{ name: 'only', status: 'PASSED' }], {
+    const first = await run('fresh #1', [{ name: 'only', status: 'PASSED' }], {
       project: fresh,
       attributes: { commit: 'c1' },
     });
@@ -349,7 +349,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
       removed: 0,
       unchanged: 0,
     });
-    const again = await run('same commit', [{ name: 'only', status: 'FAILED' }], {
+    const again = await run('fresh #2', [{ name: 'only', status: 'FAILED' }], {
       project: fresh,
       attributes: { commit: 'c1' },
     });
@@ -390,7 +390,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
     ]);
     const all = await api(owner).get(`/api/projects/${projectId}/trend`).expect(200);
     expect(all.body.points.length).toBeGreaterThan(5);
-    expect(all.body.points.at(-1).name).toBe('compare head');
+    expect(all.body.points.at(-1).name).toBe('compare #2');
     await api(owner).get(`/api/projects/${projectId}/trend?runs=500`).expect(400);
     await api(stranger).get(`/api/projects/${projectId}/trend`).expect(404);
   });

@@ -296,6 +296,8 @@ const WEB_TYPES: [app: string, schema: string][] = [
   ['HistoryItem', 'HistoryItemDto'],
   ['Attempt', 'AttemptDto'],
   ['HistoryAttempt', 'HistoryAttemptDto'],
+  ['Stream', 'StreamDto'],
+  ['ProjectSettings', 'ProjectSettingsDto'],
   ['AuditEvent', 'AuditEventDto'],
   ['Subscription', 'SubscriptionDto'],
   ['Page<App.Project>', 'ProjectPage'],

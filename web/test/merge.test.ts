@@ -20,6 +20,7 @@ const run = (id: number, total = 0): Run => ({
   startedAt: '2026-11-25T10:00:00.000Z',
   finishedAt: null,
   attributes: {},
+  stream: 'nightly',
   counts: counts(total),
 });
 const pageOf = (runs: Run[], page = 0, size = 3, totalElements = runs.length): Page<Run> => ({

@@ -30,6 +30,7 @@ const run = (id: number, name = `run ${id}`): Run => ({
   startedAt: '2026-11-25T10:00:00.000Z',
   finishedAt: '2026-11-25T10:01:00.000Z',
   attributes: {},
+  stream: 'nightly',
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
 });
 

@@ -80,6 +80,7 @@ const run: Run = {
   startedAt: '2026-11-25T10:00:00.000Z',
   finishedAt: '2026-11-25T10:01:00.000Z',
   attributes: {},
+  stream: 'nightly',
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
 };
 
@@ -254,6 +255,7 @@ describe('The charts over runs', () => {
       runId: i,
       name: `nightly ${i}`,
       status: 'FINISHED',
+      stream: 'nightly',
       startedAt: '2026-11-25T10:00:00.000Z',
       durationMs: 1000,
       counts: { total: 4, passed: i, failed: 4 - i, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 4 },

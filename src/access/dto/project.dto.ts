@@ -74,13 +74,14 @@ export class LatestRunDto {
   @ApiProperty() id: number;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ['IN_PROGRESS', 'FINISHED'] }) status: 'IN_PROGRESS' | 'FINISHED';
+  @ApiProperty({ example: 'nightly · main' }) stream: string;
   @ApiProperty() startedAt: string;
   @ApiProperty({ type: String, nullable: true }) finishedAt: string | null;
   @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
   @ApiProperty({
     type: Number,
     nullable: true,
-    description: 'passed ÷ (total − skipped), 0..1; null when nothing ran',
+    description: 'passed ÷ (passed + failed + broken), 0..1; null when none of them',
   })
   passRate: number | null;
 }
@@ -110,7 +111,8 @@ export class ProjectDto {
   @ApiProperty({
     type: LatestRunDto,
     nullable: true,
-    description: 'The run started last, null before the first',
+    description:
+      'The latest finished run of its default stream (settings streams.default; unset: the stream with the most runs in the last 30 days), null before there is one',
   })
   latestRun: LatestRunDto | null;
 }

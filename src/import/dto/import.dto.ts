@@ -3,7 +3,7 @@ import { Transform } from 'class-transformer';
 import { IsOptional, IsString, Matches, Validate } from 'class-validator';
 import { IsStorableText, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 import { NO_CONTROL_CHARS } from '../../common/text.js';
-import { IsAttributes, ownEntries, RunCountsDto } from '../../results/dto/results.dto.js';
+import { IsAttributes, IsStream, ownEntries, RunCountsDto } from '../../results/dto/results.dto.js';
 
 /** `attributes` comes as JSON text in the query; anything that is not a JSON object is left for the validator. */
 function parseAttributes({ value }: { value: unknown }): unknown {
@@ -58,6 +58,14 @@ export class ImportQueryDto {
 
   @AttributeParameter('env', 'staging', 'The environment the report is of')
   env?: string;
+
+  @ApiPropertyOptional({
+    example: 'nightly · main',
+    description: "The run's stream (API.md, \"Streams\"); default: the rule's, from the run's name and attributes",
+  })
+  @IsOptional()
+  @Validate(IsStream)
+  stream?: string;
 }
 
 /** A run attribute given as its own query parameter (branch, commit, env): one line, trimmed. */

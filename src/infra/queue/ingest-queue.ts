@@ -7,6 +7,8 @@ export type IngestMessage =
       name: string;
       startedAt?: string;
       attributes?: Record<string, string>;
+      /** Set by the client; else the default rule decides (the runs table's trigger, see migration Streams). */
+      stream?: string;
     }
   | { kind: 'results'; projectId: string; runUuid: string; results: IngestResult[] }
   | { kind: 'finish'; projectId: string; runUuid: string; finishedAt?: string };

@@ -1,11 +1,12 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, Matches, Max, Min } from 'class-validator';
+import { IsIn, IsInt, IsOptional, Matches, Max, Min, Validate } from 'class-validator';
+import { LatestRunDto } from '../../access/dto/project.dto.js';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { distinctList, MAX_LIST_VALUES } from '../../common/query-list.js';
 import { RESULT_STATUSES } from '../../results/entities.js';
 import type { ResultStatus } from '../../results/entities.js';
-import { RunCountsDto, RunDto } from '../../results/dto/results.dto.js';
+import { IsStream, RunCountsDto, RunDto } from '../../results/dto/results.dto.js';
 import { CHANGES } from '../insights.repository.js';
 import type { Change } from '../insights.repository.js';
 
@@ -116,12 +117,24 @@ export class TrendQueryDto {
   @Min(1, { message: 'runs must be between 1 and 200' })
   @Max(200, { message: 'runs must be between 1 and 200' })
   runs?: number;
+
+  @ApiPropertyOptional({ description: "Only this stream's runs (API.md, \"Streams\"); all the project's by default" })
+  @IsOptional()
+  @Validate(IsStream)
+  stream?: string;
+}
+
+export class StreamDto {
+  @ApiProperty({ example: 'nightly · main' }) stream: string;
+  @ApiProperty({ description: 'Runs of the stream' }) runs: number;
+  @ApiProperty({ type: () => LatestRunDto, description: 'Its run started last' }) latestRun: LatestRunDto;
 }
 
 export class TrendPointDto {
   @ApiProperty() runId: number;
   @ApiProperty() name: string;
   @ApiProperty({ enum: ['IN_PROGRESS', 'FINISHED'] }) status: 'IN_PROGRESS' | 'FINISHED';
+  @ApiProperty() stream: string;
   @ApiProperty() startedAt: string;
   @ApiProperty({ type: Number, nullable: true, description: 'From start to finish; null while in progress' })
   durationMs: number | null;
@@ -129,7 +142,7 @@ export class TrendPointDto {
   @ApiProperty({
     type: Number,
     nullable: true,
-    description: 'passed ÷ (total − skipped), 0..1; null when nothing ran',
+    description: 'passed ÷ (passed + failed + broken), 0..1; null when none of them',
   })
   passRate: number | null;
 }

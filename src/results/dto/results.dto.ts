@@ -15,6 +15,7 @@ import {
   MinLength,
   Validate,
   ValidateNested,
+  ValidationArguments,
   ValidatorConstraint,
   ValidatorConstraintInterface,
 } from 'class-validator';
@@ -30,6 +31,7 @@ import {
   STORABLE_TEXT_HINT,
   isStorableText,
 } from '../../common/formats.js';
+import { streamProblem } from '../../common/project-settings.js';
 
 @ValidatorConstraint({ name: 'attributes' })
 export class IsAttributes implements ValidatorConstraintInterface {
@@ -48,6 +50,16 @@ export class IsAttributes implements ValidatorConstraintInterface {
   }
   defaultMessage(): string {
     return `$property must be an object of at most 50 string values (keys up to 100, values up to 1000 characters) that ${STORABLE_TEXT_HINT.replace('must', 'do')}`;
+  }
+}
+
+@ValidatorConstraint({ name: 'stream' })
+export class IsStream implements ValidatorConstraintInterface {
+  validate(value: unknown): boolean {
+    return streamProblem(value) === undefined;
+  }
+  defaultMessage(args: ValidationArguments): string {
+    return `${args.property} ${streamProblem(args.value)}`;
   }
 }
 
@@ -79,6 +91,16 @@ export class CreateRunDto {
   @Transform(({ obj }: { obj: { attributes?: unknown } }) => ownEntries(obj.attributes))
   @Validate(IsAttributes)
   attributes?: Record<string, string>;
+
+  @ApiPropertyOptional({
+    example: 'nightly · main',
+    maxLength: 200,
+    description:
+      'The stream: runs compared with each other. Default: the name without a trailing build number or id, then the values of the attributes named in the project settings streams.attributes',
+  })
+  @IsOptional()
+  @Validate(IsStream)
+  stream?: string;
 }
 
 /**
@@ -220,6 +242,8 @@ export class RunDto {
     string,
     string
   >;
+  @ApiProperty({ example: 'nightly · main', description: 'The runs it is compared with (API.md, "Streams")' })
+  stream: string;
   @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
 }
 
@@ -362,6 +386,11 @@ export class RunsQueryDto extends PageQueryDto {
   @MaxChars(200)
   @IsStorableText()
   q?: string;
+
+  @ApiPropertyOptional({ description: 'Only the runs of this stream (exact; an unknown one: an empty page)' })
+  @IsOptional()
+  @Validate(IsStream)
+  stream?: string;
 }
 
 export class TestsQueryDto extends PageQueryDto {

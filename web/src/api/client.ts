@@ -95,10 +95,12 @@ export const ROLES: readonly ProjectRole[] = ['VIEWER', 'REPORTER', 'MAINTAINER'
 export const roleAtLeast = (role: ProjectRole, needed: ProjectRole): boolean =>
   ROLES.indexOf(role) >= ROLES.indexOf(needed);
 
+/** A project's latest finished run of its default stream. */
 export interface LatestRun {
   id: number;
   name: string;
   status: Run['status'];
+  stream: string;
   startedAt: string;
   finishedAt: string | null;
   counts: RunCounts;
@@ -186,6 +188,7 @@ export interface TrendPoint {
   runId: number;
   name: string;
   status: Run['status'];
+  stream: string;
   startedAt: string;
   durationMs: number | null;
   counts: RunCounts;
@@ -218,7 +221,33 @@ export interface Run {
   startedAt: string;
   finishedAt: string | null;
   attributes: Record<string, string>;
+  /** The runs it is compared with: its name without the build number, and its branch and environment. */
+  stream: string;
   counts: RunCounts;
+}
+
+/** A project's stream with its number of runs and the run started last (GET /api/projects/{id}/streams). */
+export interface Stream {
+  stream: string;
+  runs: number;
+  latestRun: LatestRun;
+}
+
+/** A project's settings (GET/PATCH /api/projects/{id}/settings); only `streams` has behaviour yet. */
+export interface ProjectSettings {
+  flaky: { window: number; minRuns: number; flipRate: number; autoQuarantine: boolean; releaseAfterPasses: number };
+  gate: {
+    enabled: boolean;
+    maxFailed: number | null;
+    minPassRate: number | null;
+    minTotal: number | null;
+    noNewFailures: boolean;
+    ignoreQuarantined: boolean;
+    ignoreKnownIssues: boolean;
+  };
+  triage: { similarity: number };
+  retention: { keepDays: number | null; keepRuns: number | null };
+  streams: { attributes: string[]; default: string | null };
 }
 
 export type ResultStatus = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';

@@ -3,6 +3,7 @@ import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import type { TrendPoint } from '../api/client';
 import { runAxis, themedAxis, useChartColors } from './chart-theme';
+import { passRate } from './CountBar';
 
 /**
  * Pass rate (%) over the project's latest runs, oldest first, with uPlot: one point a run. Drawn in the colours of
@@ -56,7 +57,7 @@ export function PassRateChart({ points }: { points: TrendPoint[] }) {
   }, [points, colors]);
   const last = points.at(-1);
   const summary =
-    last?.passRate == null ? '' : `; the latest, ${last.name}, ${Math.round(last.passRate * 100)}%`;
+    last?.passRate == null ? '' : `; the latest, ${last.name}, ${passRate(last.counts)}`;
   return (
     <div
       ref={box}
