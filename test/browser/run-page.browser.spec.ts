@@ -95,9 +95,10 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
     const page = await ui.adminPage();
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: ui.base });
     await page.goto(`${ui.base}/runs/${latest}?status=FAILED`);
+    // The run lists a test once, by its outcome (its last attempt, the retry): API.md, "Attempts".
     const link = page.getByRole('link', { name: 'pays by card with 3-D Secure' }).first();
     await link.click();
-    await page.waitForURL(new RegExp(`/runs/${latest}/results/${ids.first}$`));
+    await page.waitForURL(new RegExp(`/runs/${latest}/results/${ids.retry}$`));
     await page.getByRole('heading', { level: 1, name: 'pays by card with 3-D Secure' }).waitFor();
     const trace = page.getByTestId('trace');
     expect(await trace.textContent()).toBe(TRACE);
@@ -110,13 +111,11 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
       expect(box.x + box.width).toBeLessThanOrEqual(viewport.width);
     }
     await page.setViewportSize(WIDTHS.desktop);
-    // Its attributes, and the attempts of its test in the run.
-    const attributes = page.getByRole('region', { name: 'Attributes' });
-    await attributes.getByText('firefox').waitFor();
+    // The attempts of its test in the run.
     const attempts = page.getByRole('region', { name: 'Attempts in this run' }).getByRole('listitem');
     expect(await attempts.allTextContents()).toEqual([
-      'Attempt 1: failed · 900 ms (this one)',
-      'Attempt 2 (retry 1): failed · 1.20 s',
+      'Attempt 1: failed · 900 ms',
+      'Attempt 2 (retry 1): failed · 1.20 s (this one)',
     ]);
 
     // Copied whole, as sent.
@@ -127,7 +126,12 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
       TRACE,
     );
 
-    // The other attempt, then back to the results as they were filtered, the result marked.
+    // The other attempt with its attributes, then the outcome again, and back to the results as they were
+    // filtered, the result marked.
+    await page.getByRole('link', { name: /^Attempt 1/ }).click();
+    await page.waitForURL(new RegExp(`/results/${ids.first}$`));
+    await page.getByTestId('message').getByText('expected: <200> but was: <500>').waitFor();
+    await page.getByRole('region', { name: 'Attributes' }).getByText('firefox').waitFor();
     await page.getByRole('link', { name: /^Attempt 2/ }).click();
     await page.waitForURL(new RegExp(`/results/${ids.retry}$`));
     await page.getByText('expected: <200> but was: <502>').waitFor();

@@ -339,7 +339,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await signIn(page, ADMIN, ui.adminPassword);
     const row = page.getByTestId(`project-${project.id}`);
     await row.getByRole('link', { name: 'main #42', exact: true }).waitFor();
-    await row.getByText('22%').waitFor();
+    await row.getByText('22.2%').waitFor();
     await check(page, 'projects');
 
     // The runs page: a filter by name, held in the URL through a reload.
