@@ -201,9 +201,10 @@ describe('Invisible format characters in names', () => {
         { name: 'paysgnp.exe', suite: 'Checkout', status: 'FAILED' },
       ],
     }).expect(201);
+    // Two results of one test in a run are its attempts: both listed with attempts=all.
     const v1 = (
       await request(svc.url)
-        .get(`/api/runs/${run}/results`)
+        .get(`/api/runs/${run}/results?attempts=all`)
         .set('Authorization', `Bearer ${admin}`)
         .expect(200)
     ).body.content as { name: string; suite: string; testId: number; attributes: Record<string, string> }[];
