@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
-import { countsOf, RUN_SUMMARY_COLUMNS, type RunSummaryRow } from '../common/run-summary.js';
+import { RUN_SUMMARY_COLUMNS, runSummaryOf, type RunSummaryRow } from '../common/run-summary.js';
 import type { LatestRunDto } from './dto/project.dto.js';
 import { ProjectEntity, ProjectMemberEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
@@ -106,18 +106,7 @@ export class ProjectsRepository {
       [projectIds],
     );
     return new Map(
-      rows.map((r) => [
-        String(r.project_id),
-        {
-          id: Number(r.id),
-          name: r.name,
-          status: r.status,
-          stream: r.stream,
-          startedAt: r.started_at.toISOString(),
-          finishedAt: r.finished_at?.toISOString() ?? null,
-          ...countsOf(r),
-        },
-      ]),
+      rows.map((r) => [String(r.project_id), runSummaryOf(r)]),
     );
   }
 

@@ -46,3 +46,25 @@ export function countsOf(r: RunSummaryRow): {
   };
   return { counts, passRate: passRate(counts) };
 }
+
+/** A run's summary as the API shows it (a project's or a stream's latest run). */
+export function runSummaryOf(r: RunSummaryRow): {
+  id: number;
+  name: string;
+  status: RunSummaryRow['status'];
+  stream: string;
+  startedAt: string;
+  finishedAt: string | null;
+  counts: RunCounts;
+  passRate: number | null;
+} {
+  return {
+    id: Number(r.id),
+    name: r.name,
+    status: r.status,
+    stream: r.stream,
+    startedAt: r.started_at.toISOString(),
+    finishedAt: r.finished_at?.toISOString() ?? null,
+    ...countsOf(r),
+  };
+}

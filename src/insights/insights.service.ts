@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error.js';
-import { countsOf } from '../common/run-summary.js';
+import { countsOf, runSummaryOf } from '../common/run-summary.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import type { RunEntity } from '../results/entities.js';
@@ -98,15 +98,7 @@ export class InsightsService {
       rows.map((r) => ({
         stream: r.stream,
         runs: r.runs,
-        latestRun: {
-          id: Number(r.id),
-          name: r.name,
-          status: r.status,
-          stream: r.stream,
-          startedAt: r.started_at.toISOString(),
-          finishedAt: r.finished_at?.toISOString() ?? null,
-          ...countsOf(r),
-        },
+        latestRun: runSummaryOf(r),
       })),
       total,
       page,

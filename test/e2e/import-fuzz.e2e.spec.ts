@@ -4,8 +4,9 @@ import net from 'node:net';
 import { join } from 'node:path';
 import request from 'supertest';
 import { RunningApp, TestDeployment } from '../support/app.js';
-import { login } from '../support/http.js';
+import { login, createProject } from '../support/http.js';
 import { zipOf, type ZipEntry } from '../support/zip.js';
+import { seeded } from '../support/seeded.js';
 
 /**
  * Malformed uploads to POST /api/import/{format}, found answering 500 (issue #34, item 2), and a fuzz of the upload
@@ -16,17 +17,6 @@ import { zipOf, type ZipEntry } from '../support/zip.js';
 const JUNIT = (cases: string) => `<?xml version="1.0"?><testsuite name="s">${cases}</testsuite>`;
 const BOUNDARY = 'fuzz-7MA4YWxkTrZu0gW';
 
-/** mulberry32: the fuzz's byte offsets and flipped bytes are the same on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Part {
   headers: string[];
@@ -193,13 +183,7 @@ describe('Import: malformed uploads are the client’s fault (issue #34, item 2)
   beforeAll(async () => {
     [svc] = await deployment.start();
     token = (await login(svc.url)).accessToken;
-    projectId = (
-      await request(svc.url)
-        .post('/api/projects')
-        .set('Authorization', `Bearer ${token}`)
-        .send({ key: 'FUZZ', name: 'Fuzz' })
-        .expect(201)
-    ).body.id;
+    projectId = await createProject(svc.url, token, { key: 'FUZZ', name: 'Fuzz' });
   });
   afterAll(() => deployment.stop());
 

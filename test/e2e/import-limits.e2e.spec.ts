@@ -3,7 +3,7 @@ import net from 'node:net';
 import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
-import { eventually, login } from '../support/http.js';
+import { eventually, login, createProject } from '../support/http.js';
 
 /**
  * Issue #34, item 8: long text cut while it streams (the stored message bounded, the cut said), and imports per
@@ -32,13 +32,7 @@ describe('Import: long text and concurrent imports (issue #34, item 8)', () => {
   beforeAll(async () => {
     [svc] = await deployment.start();
     token = (await login(svc.url)).accessToken;
-    projectId = (
-      await request(svc.url)
-        .post('/api/projects')
-        .set('Authorization', `Bearer ${token}`)
-        .send({ key: 'LIM', name: 'Limits' })
-        .expect(201)
-    ).body.id;
+    projectId = await createProject(svc.url, token, { key: 'LIM', name: 'Limits' });
   });
   afterAll(() => deployment.stop());
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
-import { login } from '../support/http.js';
+import { login, createProject } from '../support/http.js';
 import {
   corpus,
   FORMAT_OF,
@@ -43,13 +43,7 @@ describe('Import: server-side parsing of test reports', () => {
   beforeAll(async () => {
     [svc] = await deployment.start();
     token = (await login(svc.url)).accessToken;
-    projectId = (
-      await request(svc.url)
-        .post('/api/projects')
-        .set('Authorization', `Bearer ${token}`)
-        .send({ key: 'IMP', name: 'Import' })
-        .expect(201)
-    ).body.id;
+    projectId = await createProject(svc.url, token, { key: 'IMP', name: 'Import' });
   });
   afterAll(() => deployment.stop());
 

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { LiveSockets } from '../../src/live/live-sockets.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
-import { eventually, login } from '../support/http.js';
+import { eventually, login, createProject } from '../support/http.js';
 import { LiveClient, restartStompPlugin } from '../support/live.js';
 import { freePort } from '../support/process.js';
 import { TEST_STOMP_HOST, TEST_STOMP_PORT } from '../support/services.js';
@@ -351,13 +351,7 @@ describe('Live updates on the embedded relay (one process)', () => {
   it('delivers events, and closes a socket whose access token expired without a fresh auth (4401)', async () => {
     const o = await insertUser(svc.dataSource);
     const session = await login(svc.url, o.email, o.password);
-    const projectId = (
-      await request(svc.url)
-        .post('/api/projects')
-        .set('Authorization', `Bearer ${session.accessToken}`)
-        .send({ key: 'EMB', name: 'Embedded' })
-        .expect(201)
-    ).body.id;
+    const projectId = await createProject(svc.url, session.accessToken, { key: 'EMB', name: 'Embedded' });
     const refreshed = await LiveClient.subscribed(svc.url, session.accessToken, projectId);
     const expiring = await LiveClient.subscribed(svc.url, session.accessToken, projectId);
     clients.push(refreshed, expiring);

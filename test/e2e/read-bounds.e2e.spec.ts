@@ -2,7 +2,7 @@ import http from 'node:http';
 import pg from 'pg';
 import request from 'supertest';
 import { RunningApp, TestDeployment } from '../support/app.js';
-import { eventually, login } from '../support/http.js';
+import { eventually, login, createProject } from '../support/http.js';
 
 type PlanNode = Record<string, unknown> & { Plans?: PlanNode[] };
 
@@ -220,13 +220,7 @@ describe('Reads are bounded: list parameters once each and capped, text capped, 
     let bigProject: number;
 
     beforeAll(async () => {
-      bigProject = (
-        await request(svc.url)
-          .post('/api/projects')
-          .set('Authorization', `Bearer ${token}`)
-          .send({ key: 'MANY', name: 'Many' })
-          .expect(201)
-      ).body.id;
+      bigProject = await createProject(svc.url, token, { key: 'MANY', name: 'Many' });
       await svc.dataSource.query(
         `INSERT INTO test_cases (project_id, identity, suite, name)
            SELECT $1, md5('many' || g)::uuid, 'Suite ' || (g % 7), 'test ' || lpad((g % 500)::text, 3, '0') FROM generate_series(1, 5000) g`,

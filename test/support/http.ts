@@ -16,9 +16,27 @@ export function refreshCookieFrom(res: request.Response): string {
   return cookie.split(';')[0];
 }
 
-export async function login(url: string, username = ADMIN_EMAIL, password = ADMIN_PASSWORD): Promise<Session> {
+export async function login(
+  url: string,
+  username = ADMIN_EMAIL,
+  password = ADMIN_PASSWORD,
+): Promise<Session> {
   const res = await request(url).post('/api/auth/login').send({ username, password }).expect(200);
   return { accessToken: res.body.accessToken as string, refreshCookie: refreshCookieFrom(res) };
+}
+
+/** A project created by `token`'s user (its OWNER): its id. */
+export async function createProject(
+  url: string,
+  token: string,
+  project: { key: string; name: string; description?: string },
+): Promise<number> {
+  const res = await request(url)
+    .post('/api/projects')
+    .set('Authorization', `Bearer ${token}`)
+    .send(project)
+    .expect(201);
+  return res.body.id as number;
 }
 
 /**
@@ -53,7 +71,12 @@ export function rawRequest(url: string, lines: string[]): Promise<{ status: numb
       const chunked = /transfer-encoding: chunked/i.test(head);
       resolve({
         status: Number(head.split(' ')[1]),
-        body: chunked ? body.split('\r\n').filter((_, i) => i % 2 === 1).join('') : body,
+        body: chunked
+          ? body
+              .split('\r\n')
+              .filter((_, i) => i % 2 === 1)
+              .join('')
+          : body,
       });
     });
   });

@@ -3,18 +3,8 @@ import { SaxesParser } from 'saxes';
 import { createReportParser } from './parse-report.js';
 import { MAX_TEXT_CHARS, MAX_TOKEN_CHARS, ReportError, type ParsedResult } from './report-parser.js';
 import { XmlTokenCutter } from './xml-cut.js';
+import { seeded } from '../../../test/support/seeded.js';
 
-/** mulberry32: the same chunkings on every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** `xml` through a cutter of `max` in pieces of the sizes `sizes` gives; what it passes on, and the cuts. */
 function cut(xml: string, max: number, sizes: () => number): { out: string; cuts: number; dropped: number } {
