@@ -30,8 +30,8 @@ const run = (id: number, name = `run ${id}`): Run => ({
   startedAt: '2026-11-25T10:00:00.000Z',
   finishedAt: '2026-11-25T10:01:00.000Z',
   attributes: {},
-  stream: 'nightly',
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
+  stream: 'run',
 });
 
 /**
@@ -436,7 +436,9 @@ describe('The comparison of two runs', () => {
       />,
       fetchImpl,
     );
-    expect(screen.getByText('This is the project’s first run: every test in it is new.')).toBeTruthy();
+    expect(
+      screen.getByText(/This is the first finished run of its stream: every test in it is new/),
+    ).toBeTruthy();
     expect(screen.getByRole('button', { name: '3 Added' }).getAttribute('aria-pressed')).toBe('true');
   });
 });

@@ -269,12 +269,14 @@ export interface Result {
   attempts: number | null;
 }
 
-/** One attempt of a test in a run: a result without its texts. */
+/** One attempt of a test in a run (first to last). A result's page reads them without their texts. */
 export interface Attempt {
   id: number;
   status: ResultStatus;
-  retry: number;
   durationMs: number | null;
+  message?: string | null;
+  trace?: string | null;
+  retry: number;
   startedAt: string | null;
 }
 
@@ -337,6 +339,11 @@ export function pathOf(
   }
   const text = search.toString();
   return text ? `${path}?${text}` : path;
+}
+
+/** A project's streams, newest first, whether the API answers them as a page or as a list. */
+function streamsOf(answer: Page<Stream> | Stream[]): Stream[] {
+  return Array.isArray(answer) ? answer : answer.content;
 }
 
 /** The typed API of the app, over one Session. */
@@ -402,6 +409,8 @@ export function apiOf(session: Session) {
     listProjects: (page = 0, size = 200) => call<Page<Project>>('listProjects', { query: { page, size } }),
     createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
     getProject: (projectId: number) => call<Project>('getProject', { params: { projectId } }),
+    listStreams: (projectId: number) =>
+      call<Page<Stream> | Stream[]>('listStreams', { params: { projectId } }).then(streamsOf),
     listRuns: (projectId: number, query: ListQuery) =>
       call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
@@ -413,8 +422,8 @@ export function apiOf(session: Session) {
       call<Page<Result>>('listResults', { params: { runId }, query: { size: 50, ...query } }),
     getResult: (runId: number, resultId: number) =>
       call<ResultDetail>('getResult', { params: { runId, resultId } }),
-    trend: (projectId: number, runs = 30) =>
-      call<{ points: TrendPoint[] }>('trend', { params: { projectId }, query: { runs } }),
+    trend: (projectId: number, runs = 30, stream?: string) =>
+      call<{ points: TrendPoint[] }>('trend', { params: { projectId }, query: { runs, stream } }),
     failureGroups: (runId: number, page = 0) =>
       call<Page<FailureGroup>>('failureGroups', { params: { runId }, query: { page, size: 20 } }),
     suites: (runId: number) => call<Page<Suite>>('suites', { params: { runId }, query: { size: 500 } }),

@@ -34,6 +34,7 @@ export const OPERATIONS = {
   listProjects: ['GET', '/api/projects'],
   createProject: ['POST', '/api/projects'],
   listRuns: ['GET', '/api/projects/{projectId}/runs'],
+  listStreams: ['GET', '/api/projects/{projectId}/streams'],
   getRun: ['GET', '/api/runs/{runId}'],
   listResults: ['GET', '/api/runs/{runId}/results'],
   getResult: ['GET', '/api/runs/{runId}/results/{resultId}'],

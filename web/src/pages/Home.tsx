@@ -2,9 +2,10 @@ import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tansta
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
 import { useApi } from '../session-context';
-import { ErrorMessage, Field, formatDate, Loaded, noItems, Page, Pager } from '../ui/components';
+import { ErrorMessage, Field, Loaded, noItems, Page, Pager } from '../ui/components';
 import { useUrlState } from '../ui/url-state';
 import { CountBar, PassRate } from '../ui/CountBar';
+import { RelativeTime } from '../ui/relative-time';
 
 /** The projects the user can see, and a new one. */
 export function Home() {
@@ -43,7 +44,7 @@ export function Home() {
                 <thead>
                   <tr>
                     <th scope="col">Project</th>
-                    <th scope="col">Latest run</th>
+                    <th scope="col">Latest run of its default stream</th>
                     <th scope="col" className="hide-phone">
                       Results
                     </th>
@@ -64,9 +65,19 @@ export function Home() {
                         {p.latestRun ? (
                           <>
                             <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>
+                            {p.latestRun.stream ? (
+                              <Link
+                                to={`/projects/${p.id}?stream=${encodeURIComponent(p.latestRun.stream)}`}
+                                className="stream-tag"
+                                title={`The latest run of ${p.name}'s default stream; all its runs`}
+                              >
+                                <span className="visually-hidden">stream </span>
+                                {p.latestRun.stream}
+                              </Link>
+                            ) : null}
                             <span className="hint block">
-                              {p.latestRun.status === 'FINISHED' ? 'finished' : 'in progress'} ·{' '}
-                              {formatDate(p.latestRun.startedAt)}
+                              {p.latestRun.status === 'FINISHED' ? 'finished' : 'in progress'}{' '}
+                              <RelativeTime iso={p.latestRun.startedAt} />
                             </span>
                           </>
                         ) : (

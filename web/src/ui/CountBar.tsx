@@ -38,16 +38,23 @@ export function CountBar({ counts }: { counts: RunCounts }) {
 }
 
 /**
- * passed ÷ (passed + failed + broken) as a percentage, floored to one decimal: 299 of 300 is 99.6%, never 100%
- * (rounding would call a run with a failure a clean one).
+ * passed ÷ (passed + failed + broken) in percent, floored to one decimal: 299 of 300 is 99.6, never 100 (rounding
+ * would call a run with a failure a clean one); null when none of them ran. The one place a pass rate is rounded:
+ * the runs' figures and the trend chart's points agree.
  */
-export function passRate(counts: RunCounts): string {
+export function passPercent(counts: RunCounts): number | null {
   const ran = counts.passed + counts.failed + counts.broken;
   if (ran === 0) {
-    return '—';
+    return null;
   }
   // Whole numbers before dividing by 10: 1000 × passed ÷ ran is exact where the rate ends in one decimal.
-  return `${Math.floor((1000 * counts.passed) / ran) / 10}%`;
+  return Math.floor((1000 * counts.passed) / ran) / 10;
+}
+
+/** The pass rate as text: "99.6%", or "—" when nothing passed, failed or broke. */
+export function passRate(counts: RunCounts): string {
+  const percent = passPercent(counts);
+  return percent === null ? '—' : `${percent}%`;
 }
 
 /** The pass rate, coloured by how good it is: all passed, most, or fewer. */

@@ -48,7 +48,13 @@ export function ComparePage() {
       ) : null}
       <Loaded query={comparison} what="Comparing">
         {(data) => (
-          <CompareView comparison={data} change={state.change} page={Number(state.page || 0)} set={set} />
+          <CompareView
+            comparison={data}
+            chosenBase={state.base !== ''}
+            change={state.change}
+            page={Number(state.page || 0)}
+            set={set}
+          />
         )}
       </Loaded>
     </Page>
@@ -57,11 +63,14 @@ export function ComparePage() {
 
 export function CompareView({
   comparison,
+  chosenBase = false,
   change,
   page,
   set,
 }: {
   comparison: Comparison;
+  /** Whether the base was chosen (`?base=`), rather than the API's default: the run before in the stream. */
+  chosenBase?: boolean;
   change: string;
   page: number;
   set: (changes: Partial<Record<(typeof KEYS)[number], string>>) => void;
@@ -69,9 +78,12 @@ export function CompareView({
   const api = useApi();
   const { head, base, summary } = comparison;
   const chosen = (change || firstNonEmpty(summary)) as Change;
+  // The choice: the stream's recent runs (those comparable with this one), or every run when a base from another
+  // stream was chosen by hand.
+  const stream = head.stream;
   const runs = useQuery({
-    queryKey: ['runs', head.projectId, 'for-compare'],
-    queryFn: () => api.listRuns(head.projectId, { size: 50, sort: 'startedAt,desc' }),
+    queryKey: ['runs', head.projectId, 'for-compare', stream ?? ''],
+    queryFn: () => api.listRuns(head.projectId, { size: 50, sort: 'startedAt,desc', stream }),
   });
   const tests = useQuery({
     queryKey: ['compare-tests', head.id, base?.id ?? null, chosen, page],
@@ -88,7 +100,7 @@ export function CompareView({
             value={base ? String(base.id) : ''}
             onChange={(e) => set({ base: e.target.value, change: '' })}
           >
-            {base ? null : <option value="">(no earlier run)</option>}
+            {base ? null : <option value="">(no run before in the stream)</option>}
             {base && !runs.data?.content.some((r) => r.id === base.id) ? (
               <option value={String(base.id)}>{base.name}</option>
             ) : null}
@@ -101,6 +113,30 @@ export function CompareView({
               ))}
           </select>
         </div>
+        <p className="compare-against">
+          {base && !chosenBase ? (
+            <>
+              Against the run before in <span className="stream-tag">{stream ?? 'its stream'}</span>
+            </>
+          ) : base ? (
+            <>
+              Against a run chosen
+              {base.stream && base.stream !== stream ? (
+                <>
+                  {' '}
+                  of another stream, <span className="stream-tag">{base.stream}</span>
+                </>
+              ) : null}{' '}
+              <button type="button" className="link" onClick={() => set({ base: '', change: '' })}>
+                Back to the run before
+              </button>
+            </>
+          ) : (
+            <>
+              No run before this one in <span className="stream-tag">{stream ?? 'its stream'}</span>
+            </>
+          )}
+        </p>
         <p className="hint">
           {base ? (
             <>
@@ -111,7 +147,7 @@ export function CompareView({
                 : ''}
             </>
           ) : (
-            'This is the project’s first run: every test in it is new.'
+            'This is the first finished run of its stream: every test in it is new. Choose another run to compare with.'
           )}
         </p>
       </div>

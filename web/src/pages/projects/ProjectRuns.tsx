@@ -1,37 +1,55 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback } from 'react';
-import { Link, useParams } from 'react-router';
-import type { Page as ApiPage, Run } from '../../api/client';
+import { Link, useNavigate, useParams } from 'react-router';
+import type { Page as ApiPage, Run, Stream } from '../../api/client';
 import { type LiveEvent, mergeRunEvent } from '../../live/merge';
 import { useLiveProject } from '../../live/useLiveProject';
 import { useApi } from '../../session-context';
-import { counted, formatDate, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
+import { CI_ATTRIBUTES, CiLink, ciLink } from '../../ui/ci-link';
+import { counted, ErrorMessage, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
 import { CountBar, PassRate } from '../../ui/CountBar';
 import { PassRateChart } from '../../ui/charts';
+import { RelativeTime } from '../../ui/relative-time';
 import { SearchField } from '../../ui/SearchField';
 import { useUrlState } from '../../ui/url-state';
 
-const KEYS = ['q', 'status', 'page'] as const;
+const KEYS = ['q', 'status', 'stream', 'page'] as const;
 
 /**
- * A project's runs, newest first, filterable by name and status (held in the URL), updated live: runs created or
- * finished and results added appear as they happen. Above them, the pass rate over the latest runs.
+ * A project's runs, newest first, filterable by stream, name and status (held in the URL), updated live: runs
+ * created or finished and results added appear as they happen. Above them, the pass rate over the latest runs of
+ * the stream shown (the project's default stream while all are listed): runs of different jobs, branches or
+ * environments are not one trend.
  */
 export function ProjectRuns() {
   const api = useApi();
   const queries = useQueryClient();
+  const navigate = useNavigate();
   const projectId = Number(useParams().projectId);
   const [filters, set] = useUrlState(KEYS);
   const page = Number(filters.page || 0);
-  const filtered = filters.q !== '' || filters.status !== '';
+  const filtered = filters.q !== '' || filters.status !== '' || filters.stream !== '';
   const project = useQuery({ queryKey: ['project', projectId], queryFn: () => api.getProject(projectId) });
+  const streams = useQuery({ queryKey: ['streams', projectId], queryFn: () => api.listStreams(projectId) });
   const runs = useQuery({
     queryKey: ['runs', projectId, filters],
     queryFn: () =>
-      api.listRuns(projectId, { q: filters.q, status: filters.status, page, sort: 'startedAt,desc' }),
+      api.listRuns(projectId, {
+        q: filters.q,
+        status: filters.status,
+        stream: filters.stream,
+        page,
+        sort: 'startedAt,desc',
+      }),
     placeholderData: keepPreviousData,
   });
-  const trend = useQuery({ queryKey: ['trend', projectId], queryFn: () => api.trend(projectId, 30) });
+  const trendStream = filters.stream || defaultStream(project.data?.latestRun?.stream, streams.data);
+  const trend = useQuery({
+    queryKey: ['trend', projectId, trendStream ?? ''],
+    queryFn: () => api.trend(projectId, 30, trendStream),
+    // Until the streams are known, which stream the trend is of is not.
+    enabled: filters.stream !== '' || (!streams.isPending && !project.isPending),
+  });
   const onEvent = useCallback(
     (event: LiveEvent) => {
       if (event.event === 'run.created' && filtered) {
@@ -45,6 +63,7 @@ export function ProjectRuns() {
       if (event.event !== 'results.added') {
         void queries.invalidateQueries({ queryKey: ['trend', projectId] });
         void queries.invalidateQueries({ queryKey: ['project', projectId] });
+        void queries.invalidateQueries({ queryKey: ['streams', projectId] });
       }
     },
     [queries, projectId, filtered],
@@ -52,10 +71,12 @@ export function ProjectRuns() {
   const onResync = useCallback(() => {
     void queries.invalidateQueries({ queryKey: ['runs', projectId] });
     void queries.invalidateQueries({ queryKey: ['trend', projectId] });
+    void queries.invalidateQueries({ queryKey: ['streams', projectId] });
   }, [queries, projectId]);
   const live = useLiveProject(projectId, onEvent, onResync);
   const name = project.data?.name ?? `Project ${projectId}`;
   const role = project.data?.role;
+  const openRun = useCallback((runId: number) => void navigate(`/runs/${runId}`), [navigate]);
   return (
     <Page
       title={name}
@@ -69,17 +90,33 @@ export function ProjectRuns() {
         {role && role !== 'VIEWER' ? <Link to={`/projects/${projectId}/import`}>Import a report</Link> : null}
         <Link to={`/projects/${projectId}/members`}>Members</Link>
       </nav>
+      <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
       <section aria-labelledby="trend-title">
-        <h2 id="trend-title">Pass rate</h2>
-        <Loaded query={trend} what="Loading the trend">
-          {(data) =>
-            data.points.length >= 2 ? (
-              <PassRateChart points={data.points} />
-            ) : (
-              <p className="hint">The trend shows once the project has two runs.</p>
-            )
-          }
-        </Loaded>
+        <h2 id="trend-title" className="trend-title">
+          Pass rate
+          {trendStream ? (
+            <span className="hint">
+              {' '}
+              of {trendStream}
+              {filters.stream ? '' : ' (the default stream)'}
+            </span>
+          ) : null}
+        </h2>
+        {trend.fetchStatus === 'idle' && trend.isPending ? (
+          <div className="chart chart-pending" />
+        ) : (
+          <Loaded query={trend} what="Loading the trend">
+            {(data) =>
+              data.points.length >= 2 ? (
+                <PassRateChart points={data.points} onOpen={openRun} />
+              ) : (
+                <p className="hint">
+                  The trend shows once {trendStream ? 'the stream' : 'the project'} has two finished runs.
+                </p>
+              )
+            }
+          </Loaded>
+        )}
       </section>
       <h2>Runs</h2>
       <RunFilters q={filters.q} status={filters.status} set={set} />
@@ -88,71 +125,211 @@ export function ProjectRuns() {
         what="Loading runs"
         isEmpty={noItems}
         empty={
-          filtered
-            ? 'No runs match these filters.'
-            : 'No runs yet: send results through the API (V1, V2) or import a report.'
+          filters.stream !== '' && filters.q === '' && filters.status === '' ? (
+            <>
+              No runs in the stream <q>{filters.stream}</q>.{' '}
+              <button type="button" className="link" onClick={() => set({ stream: '' })}>
+                Show every stream
+              </button>
+            </>
+          ) : filtered ? (
+            'No runs match these filters.'
+          ) : (
+            'No runs yet: send results through the API (V1, V2) or import a report.'
+          )
         }
       >
         {(data) => (
           <>
             <p className="hint" aria-live="polite">
               {counted(data.totalElements, 'run')}
+              {filters.stream ? ` in ${filters.stream}` : ''}
             </p>
-            {/* On a phone each run is a card (styles.css): its name, counts and pass rate, nothing off-screen. */}
-            <div className="table-wrap">
-              <table className="runs">
-                <thead>
-                  <tr>
-                    <th scope="col">Run</th>
-                    <th scope="col">Results</th>
-                    <th scope="col">Pass rate</th>
-                    <th scope="col" className="hide-phone">
-                      Duration
-                    </th>
-                    <th scope="col" className="hide-phone">
-                      Started
-                    </th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.content.map((run) => (
-                    <tr key={run.id} data-testid={`run-${run.id}`}>
-                      <td className="c-run">
-                        <Link to={`/runs/${run.id}`}>{run.name}</Link>
-                        <span className="hint block">
-                          {run.status === 'FINISHED' ? 'finished' : 'in progress'}
-                          <span className="phone-only"> {formatDate(run.startedAt)}</span>
-                          {' · '}
-                          <Link to={`/runs/${run.id}/compare`}>
-                            compare<span className="visually-hidden"> {run.name} with the run before</span>
-                          </Link>
-                        </span>
-                        <Attributes attributes={run.attributes} />
-                      </td>
-                      <td className="c-counts">
-                        <div className="counts-cell">
-                          <CountBar counts={run.counts} />
-                          <span className="hint">{run.counts.total.toLocaleString()}</span>
-                        </div>
-                      </td>
-                      <td className="c-rate">
-                        <span className="phone-only hint">pass rate </span>
-                        <PassRate counts={run.counts} />
-                      </td>
-                      <td className="hide-phone">
-                        {run.finishedAt ? formatDuration(run.startedAt, run.finishedAt) : '—'}
-                      </td>
-                      <td className="hide-phone">{formatDate(run.startedAt)}</td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </div>
+            <RunsTable runs={data.content} showStream={!filters.stream} />
             <Pager page={page} totalPages={data.totalPages} onPage={(p) => set({ page: String(p) })} />
           </>
         )}
       </Loaded>
     </Page>
+  );
+}
+
+/**
+ * The stream the trend shows while every run is listed: the project's default (the stream of its latest run as
+ * the projects list shows it), else the stream with the most runs.
+ */
+export function defaultStream(
+  latest: string | undefined,
+  streams: Stream[] | undefined,
+): string | undefined {
+  if (latest) {
+    return latest;
+  }
+  if (!streams?.length) {
+    return undefined;
+  }
+  return streams.reduce((best, s) => (s.runs > best.runs ? s : best)).stream;
+}
+
+/**
+ * The stream shown, as a select held in the URL (`?stream=`): every stream of the project with its number of
+ * runs. A project of one stream has nothing to choose: its name is said instead.
+ */
+export function StreamPicker({
+  stream,
+  streams,
+  onPick,
+}: {
+  stream: string;
+  streams: { data?: Stream[]; error: unknown; isPending: boolean };
+  onPick: (stream: string) => void;
+}) {
+  const list = streams.data ?? [];
+  if (streams.error) {
+    return (
+      <div className="stream-picker">
+        <ErrorMessage error={streams.error} />
+      </div>
+    );
+  }
+  if (!streams.isPending && list.length <= 1 && !stream) {
+    return list.length === 1 ? (
+      <p className="stream-picker hint">
+        One stream: <span className="stream-tag">{list[0].stream}</span>
+      </p>
+    ) : null;
+  }
+  const known = list.some((s) => s.stream === stream);
+  return (
+    <div className="stream-picker field">
+      <label htmlFor="run-stream">Stream</label>
+      <select
+        id="run-stream"
+        value={stream}
+        onChange={(e) => onPick(e.target.value)}
+        disabled={streams.isPending}
+      >
+        <option value="">every stream{list.length ? ` (${list.length})` : ''}</option>
+        {stream && !known ? <option value={stream}>{stream}</option> : null}
+        {list.map((s) => (
+          <option key={s.stream} value={s.stream}>
+            {s.stream} · {counted(s.runs, 'run')}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+}
+
+/**
+ * The runs, one line each so that many fit a screen: name, stream, when (relative, exact on hover), the CI build,
+ * the failures, the pass rate, the counts and the duration. On a phone each run is a card (styles.css).
+ */
+export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boolean }) {
+  return (
+    <div className="table-wrap">
+      <table className="runs">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col" className="c-failed">
+              Failed
+            </th>
+            <th scope="col">Pass rate</th>
+            <th scope="col">Results</th>
+            <th scope="col" className="hide-phone">
+              Duration
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((run) => {
+            const failed = run.counts.failed + run.counts.broken;
+            return (
+              <tr key={run.id} data-testid={`run-${run.id}`}>
+                <td className="c-run">
+                  <div className="run-line">
+                    <Link to={`/runs/${run.id}`} className="run-name">
+                      {run.name}
+                    </Link>
+                    {showStream && run.stream ? (
+                      <Link
+                        to={`?stream=${encodeURIComponent(run.stream)}`}
+                        className="stream-tag"
+                        title={`Show only the runs of ${run.stream}`}
+                      >
+                        <span className="visually-hidden">stream </span>
+                        {run.stream}
+                      </Link>
+                    ) : null}
+                  </div>
+                  <span className="hint run-meta">
+                    {run.status === 'FINISHED' ? 'finished' : 'in progress'}{' '}
+                    <RelativeTime iso={run.startedAt} />
+                    {' · '}
+                    <Link to={`/runs/${run.id}/compare`}>
+                      compare<span className="visually-hidden"> {run.name} with the run before</span>
+                    </Link>
+                    {ciLink(run.attributes) ? (
+                      <>
+                        {' · '}
+                        <CiLink attributes={run.attributes} name={run.name} />
+                      </>
+                    ) : null}
+                    <OtherAttributes attributes={run.attributes} />
+                  </span>
+                </td>
+                <td className="c-failed">
+                  <span className={failed ? 'failed-count bad' : 'failed-count'}>
+                    {failed.toLocaleString()}
+                    <span className="phone-only"> failed</span>
+                  </span>
+                  {run.counts.passedOnRetry ? (
+                    <span className="hint block" title="Passed on retry: not counted as failed">
+                      +{run.counts.passedOnRetry.toLocaleString()} on retry
+                    </span>
+                  ) : null}
+                </td>
+                <td className="c-rate">
+                  <span className="phone-only hint">pass rate </span>
+                  <PassRate counts={run.counts} />
+                </td>
+                <td className="c-counts">
+                  <div className="counts-cell">
+                    <CountBar counts={run.counts} />
+                    <span className="hint">{run.counts.total.toLocaleString()}</span>
+                  </div>
+                </td>
+                <td className="hide-phone c-duration">
+                  {run.finishedAt ? formatDuration(run.startedAt, run.finishedAt) : '—'}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** Attributes that neither the stream (branch, env) nor the CI link already show, e.g. the commit: inline. */
+const SHOWN_ELSEWHERE = new Set(['branch', 'env', ...CI_ATTRIBUTES]);
+
+function OtherAttributes({ attributes }: { attributes: Record<string, string> }) {
+  const rest = Object.entries(attributes).filter(([k]) => !SHOWN_ELSEWHERE.has(k));
+  if (!rest.length) {
+    return null;
+  }
+  return (
+    <span className="hide-phone">
+      {rest.map(([k, v]) => (
+        <span key={k} className="attr-inline">
+          {' · '}
+          <span className="chip-key">{k}</span>{' '}
+          <span title={v}>{v.length > 12 ? `${v.slice(0, 12)}…` : v}</span>
+        </span>
+      ))}
+    </span>
   );
 }
 

@@ -1,10 +1,11 @@
 import { useVirtualizer } from '@tanstack/react-virtual';
-import { useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link, useLocation } from 'react-router';
 import { useApi } from '../../../session-context';
 import { counted, ErrorMessage, formatMs, Loading } from '../../../ui/components';
 import { usePagedRows } from '../../../ui/paged-rows';
 import { nextSort, parseSort, sortInWords } from '../../../ui/url-state';
+import { AttemptBadge, AttemptList } from './Attempts';
 import type { Filters, SetFilters } from './filters';
 
 /** Rows a page of the API holds, and a row's height: the virtualised table reads 100 rows at a time. */
@@ -51,6 +52,8 @@ export function ResultsTable({
   const opened = (location.state as { opened?: number } | null)?.opened;
   const scroller = useRef<HTMLDivElement>(null);
   const [window, setWindow] = useState<{ first: number; last: number }>();
+  // The retried tests whose attempts are open in their row (by the outcome's id).
+  const [open, setOpen] = useState<ReadonlySet<number>>(new Set());
   const query = {
     status: filters.status,
     suite: filters.suite,
@@ -83,6 +86,20 @@ export function ResultsTable({
       setWindow((w) => (w?.first === first && w.last === last ? w : { first, last }));
     },
   });
+  const toggle = useCallback(
+    (id: number) => {
+      setOpen((current) => {
+        const next = new Set(current);
+        if (!next.delete(id)) {
+          next.add(id);
+        }
+        return next;
+      });
+      // A row closed is one row high again: forget the heights measured.
+      virtualizer.measure();
+    },
+    [virtualizer],
+  );
   useEffect(() => {
     if (scroller.current) {
       scroller.current.scrollTop = 0;
@@ -151,18 +168,46 @@ export function ResultsTable({
           <div role="rowgroup" className="vbody" style={{ height: virtualizer.getTotalSize() }}>
             {virtualizer.getVirtualItems().map((item) => {
               const r = rows.row(item.index);
+              const expanded = r !== undefined && open.has(r.id);
+              const retried = r !== undefined && (r.attempts ?? 1) > 1;
               return (
                 <div
                   role="row"
                   key={item.key}
+                  ref={expanded ? virtualizer.measureElement : undefined}
+                  data-index={item.index}
                   aria-rowindex={item.index + 2}
-                  className={r && opened === r.id ? 'vrow selected' : 'vrow'}
-                  style={{ transform: `translateY(${item.start}px)`, height: ROW_HEIGHT }}
+                  className={[
+                    'vrow',
+                    r && opened === r.id ? 'selected' : '',
+                    expanded ? 'expanded' : '',
+                    retried ? 'retried' : '',
+                  ]
+                    .filter(Boolean)
+                    .join(' ')}
+                  style={{
+                    transform: `translateY(${item.start}px)`,
+                    height: expanded ? undefined : ROW_HEIGHT,
+                  }}
                   data-testid={r ? `result-${r.id}` : undefined}
                 >
                   {r ? (
                     <>
                       <div role="cell" className="c-name">
+                        {retried ? (
+                          <button
+                            type="button"
+                            className="expander"
+                            aria-expanded={expanded}
+                            aria-controls={expanded ? `attempts-${r.id}` : undefined}
+                            onClick={() => toggle(r.id)}
+                          >
+                            <span aria-hidden="true">{expanded ? '▾' : '▸'}</span>
+                            <span className="visually-hidden">
+                              {expanded ? 'Hide' : 'Show'} the {r.attempts} attempts of {r.name}
+                            </span>
+                          </button>
+                        ) : null}
                         <Link to={resultPath(runId, r.id)} state={from} title={r.name}>
                           {r.name}
                         </Link>
@@ -173,12 +218,17 @@ export function ResultsTable({
                       <div role="cell" className="c-status">
                         <span className={`status status-${r.status.toLowerCase()}`}>
                           {r.status.toLowerCase()}
-                          {r.retry ? ` (retry ${r.retry})` : ''}
-                        </span>
+                        </span>{' '}
+                        <AttemptBadge result={r} />
                       </div>
                       <div role="cell" className="c-duration">
                         {formatMs(r.durationMs)}
                       </div>
+                      {expanded ? (
+                        <div role="cell" className="c-attempts" id={`attempts-${r.id}`}>
+                          <AttemptList runId={runId} resultId={r.id} />
+                        </div>
+                      ) : null}
                     </>
                   ) : (
                     <div role="cell" className="c-loading">

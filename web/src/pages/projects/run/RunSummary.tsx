@@ -4,10 +4,13 @@ import type { Run } from '../../../api/client';
 import type { LiveEvent } from '../../../live/merge';
 import { useLiveProject } from '../../../live/useLiveProject';
 import { formatDate, formatDuration } from '../../../ui/components';
-import { CountBar, countsInWords, PassRate } from '../../../ui/CountBar';
+import type { RunCounts } from '../../../api/client';
+import { counted } from '../../../ui/components';
+import { CountBar, PassRate } from '../../../ui/CountBar';
 import { useThrottled } from '../../../ui/use-throttled';
 import { Attributes } from '../ProjectRuns';
 import { FailureGroups } from './FailureGroups';
+import { PassedOnRetry } from './PassedOnRetry';
 import type { Filters, SetFilters } from './filters';
 
 /** The run's counts (live while it is in progress), duration and attributes, and its failures by cause. */
@@ -47,7 +50,7 @@ export function RunSummary({
       <div className="card facts-row">
         <CountBar counts={run.counts} />
         <p>
-          {countsInWords(run.counts)} · pass rate <PassRate counts={run.counts} /> ·{' '}
+          {outcomeCounts(run.counts)} · pass rate <PassRate counts={run.counts} /> ·{' '}
           {run.status === 'FINISHED' && run.finishedAt
             ? `finished ${formatDate(run.finishedAt)}, took ${formatDuration(run.startedAt, run.finishedAt)}`
             : `in progress since ${formatDate(run.startedAt)}`}
@@ -64,6 +67,26 @@ export function RunSummary({
           onPick={(group) => set({ group, status: '', suite: '', q: '' })}
         />
       ) : null}
+      {run.counts.passedOnRetry > 0 ? (
+        <PassedOnRetry runId={run.id} count={run.counts.passedOnRetry} />
+      ) : null}
     </>
   );
+}
+
+/**
+ * A run's counts by outcome, the last attempt of each test: "800 tests: 790 passed (3 on retry), 5 failed, 0
+ * broken, 5 skipped · 803 attempts". A retried test is one test: its earlier attempts only add to the attempts.
+ */
+export function outcomeCounts(counts: RunCounts): string {
+  const retried = counts.passedOnRetry ?? 0;
+  const parts = [
+    `${counts.passed.toLocaleString()} passed${retried ? ` (${retried.toLocaleString()} passed on retry)` : ''}`,
+    `${counts.failed.toLocaleString()} failed`,
+    `${counts.broken.toLocaleString()} broken`,
+    `${counts.skipped.toLocaleString()} skipped`,
+  ];
+  const attempts = counts.attempts ?? counts.total;
+  const extra = attempts > counts.total ? ` · ${counted(attempts, 'attempt')}` : '';
+  return `${counted(counts.total, 'test')}: ${parts.join(', ')}${extra}`;
 }
