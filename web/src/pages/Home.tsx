@@ -71,8 +71,7 @@ export function Home() {
                                 className="stream-tag"
                                 title={`The latest run of ${p.name}'s default stream; all its runs`}
                               >
-                                <span className="visually-hidden">stream </span>
-                                {p.latestRun.stream}
+                                <span className="visually-hidden">stream</span> {p.latestRun.stream}
                               </Link>
                             ) : null}
                             <span className="hint block">

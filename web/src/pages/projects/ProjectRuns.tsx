@@ -93,10 +93,9 @@ export function ProjectRuns() {
       <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
       <section aria-labelledby="trend-title">
         <h2 id="trend-title" className="trend-title">
-          Pass rate
+          Pass rate{' '}
           {trendStream ? (
             <span className="hint">
-              {' '}
               of {trendStream}
               {filters.stream ? '' : ' (the default stream)'}
             </span>
@@ -258,8 +257,7 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
                         className="stream-tag"
                         title={`Show only the runs of ${run.stream}`}
                       >
-                        <span className="visually-hidden">stream </span>
-                        {run.stream}
+                        <span className="visually-hidden">stream</span> {run.stream}
                       </Link>
                     ) : null}
                   </div>
