@@ -151,7 +151,7 @@ describe('The CI link of a run', () => {
 
   it('opens in a new tab without handing the page to it', () => {
     render(<CiLink attributes={{ ci: 'https://ci.example.com/job/7' }} name="nightly #7" />);
-    const link = screen.getByRole('link', { name: 'CI build of nightly #7 (opens in a new tab)' });
+    const link = screen.getByRole('link', { name: 'CI build, of nightly #7, opens in a new tab' });
     expect(link.getAttribute('href')).toBe('https://ci.example.com/job/7');
     expect(link.getAttribute('target')).toBe('_blank');
     expect(link.getAttribute('rel')).toBe('noopener noreferrer');

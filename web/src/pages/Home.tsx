@@ -44,7 +44,7 @@ export function Home() {
                 <thead>
                   <tr>
                     <th scope="col">Project</th>
-                    <th scope="col">Latest run of its default stream</th>
+                    <th scope="col">Latest run</th>
                     <th scope="col" className="hide-phone">
                       Results
                     </th>

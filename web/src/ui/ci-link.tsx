@@ -25,7 +25,7 @@ export function CiLink({ attributes, name }: { attributes: Record<string, string
   const href = ciLink(attributes);
   return href ? (
     <a href={href} target="_blank" rel="noopener noreferrer" className="ci-link">
-      CI build <span className="visually-hidden">of {name} (opens in a new tab)</span>
+      CI build<span className="visually-hidden">, of {name}, opens in a new tab</span>
     </a>
   ) : null;
 }

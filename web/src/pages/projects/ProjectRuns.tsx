@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useCallback } from 'react';
+import { type ReactNode, useCallback } from 'react';
 import { Link, useNavigate, useParams } from 'react-router';
 import type { Page as ApiPage, Run, Stream } from '../../api/client';
 import { type LiveEvent, mergeRunEvent } from '../../live/merge';
@@ -90,7 +90,10 @@ export function ProjectRuns() {
         {role && role !== 'VIEWER' ? <Link to={`/projects/${projectId}/import`}>Import a report</Link> : null}
         <Link to={`/projects/${projectId}/members`}>Members</Link>
       </nav>
-      <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
+      {/* The stream picks the trend and the runs both: above both, with the runs' own filters beside it. */}
+      <RunFilters q={filters.q} status={filters.status} set={set}>
+        <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
+      </RunFilters>
       <section aria-labelledby="trend-title">
         <h2 id="trend-title" className="trend-title">
           Pass rate{' '}
@@ -117,8 +120,7 @@ export function ProjectRuns() {
           </Loaded>
         )}
       </section>
-      <h2>Runs</h2>
-      <RunFilters q={filters.q} status={filters.status} set={set} />
+      <h2 id="runs-title">Runs</h2>
       <Loaded
         query={runs}
         what="Loading runs"
@@ -336,13 +338,17 @@ export function RunFilters({
   q,
   status,
   set,
+  children,
 }: {
   q: string;
   status: string;
   set: (changes: { q?: string; status?: string }, options?: { replace?: boolean }) => void;
+  /** A filter before these (the stream). */
+  children?: ReactNode;
 }) {
   return (
-    <div className="filters" role="search" aria-label="Filter runs">
+    <div className="filters runs-filters" role="search" aria-label="Filter runs">
+      {children}
       <SearchField
         id="run-q"
         label="Name"

@@ -5,6 +5,7 @@ import type { LiveEvent } from '../../../live/merge';
 import { useLiveProject } from '../../../live/useLiveProject';
 import { formatDate, formatDuration } from '../../../ui/components';
 import type { RunCounts } from '../../../api/client';
+import { CiLink, ciLink } from '../../../ui/ci-link';
 import { counted } from '../../../ui/components';
 import { CountBar, PassRate } from '../../../ui/CountBar';
 import { useThrottled } from '../../../ui/use-throttled';
@@ -55,6 +56,16 @@ export function RunSummary({
             ? `finished ${formatDate(run.finishedAt)}, took ${formatDuration(run.startedAt, run.finishedAt)}`
             : `in progress since ${formatDate(run.startedAt)}`}
         </p>
+        {run.stream || ciLink(run.attributes) ? (
+          <p className="run-where">
+            {run.stream ? (
+              <>
+                Stream <span className="stream-tag">{run.stream}</span>{' '}
+              </>
+            ) : null}
+            <CiLink attributes={run.attributes} name={run.name} />
+          </p>
+        ) : null}
         <Attributes attributes={run.attributes} />
       </div>
       {failures > 0 ? (
