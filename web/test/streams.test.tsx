@@ -3,7 +3,7 @@ import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Page, Result, ResultDetail, Run, RunCounts, StreamSummary } from '../src/api/client';
+import type { Page, Result, ResultDetail, Run, RunCounts, Stream } from '../src/api/client';
 import { Session } from '../src/api/session';
 import { ProjectRuns } from '../src/pages/projects/ProjectRuns';
 import { passedOnRetry } from '../src/pages/projects/run/Attempts';
@@ -185,11 +185,12 @@ describe("The pass-rate chart's axes", () => {
 });
 
 describe("A project's stream selector", () => {
-  const streams: StreamSummary[] = [
-    { stream: 'nightly · main', runs: 40, latestRun: null },
-    { stream: 'manual', runs: 1, latestRun: null },
+  const latestOf = (r: Run) => ({ ...r, passRate: 0.5 });
+  const streams: Stream[] = [
+    { stream: 'nightly · main', runs: 40, latestRun: latestOf(run(40, 'nightly #40', 'nightly · main')) },
+    { stream: 'manual', runs: 1, latestRun: latestOf(run(41, 'upload.xml', 'manual')) },
   ];
-  const routes = (list: StreamSummary[] = streams) => ({
+  const routes = (list: Stream[] = streams) => ({
     '/api/projects/1': () => ({
       id: 1,
       key: 'P',

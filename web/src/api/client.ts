@@ -341,11 +341,6 @@ export function pathOf(
   return text ? `${path}?${text}` : path;
 }
 
-/** A project's streams, newest first, whether the API answers them as a page or as a list. */
-function streamsOf(answer: Page<Stream> | Stream[]): Stream[] {
-  return Array.isArray(answer) ? answer : answer.content;
-}
-
 /** The typed API of the app, over one Session. */
 export function apiOf(session: Session) {
   const call = <T>(
@@ -410,7 +405,7 @@ export function apiOf(session: Session) {
     createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
     getProject: (projectId: number) => call<Project>('getProject', { params: { projectId } }),
     listStreams: (projectId: number) =>
-      call<Page<Stream> | Stream[]>('listStreams', { params: { projectId } }).then(streamsOf),
+      call<Page<Stream>>('listStreams', { params: { projectId }, query: { size: 200 } }).then((page) => page.content),
     listRuns: (projectId: number, query: ListQuery) =>
       call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),

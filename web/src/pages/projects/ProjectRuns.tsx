@@ -159,10 +159,7 @@ export function ProjectRuns() {
  * The stream the trend shows while every run is listed: the project's default (the stream of its latest run as
  * the projects list shows it), else the stream with the most runs.
  */
-export function defaultStream(
-  latest: string | undefined,
-  streams: Stream[] | undefined,
-): string | undefined {
+export function defaultStream(latest: string | undefined, streams: Stream[] | undefined): string | undefined {
   if (latest) {
     return latest;
   }
