@@ -151,11 +151,12 @@ describe('Runs by outcome and by stream, in the browser', () => {
     await lightAndDark(page, 'streams-projects');
 
     await page.goto(`${ui.base}/projects/${projectId}`);
-    const select = page.getByLabel('Stream');
+    const select = page.getByLabel('Stream', { exact: true });
     await select.locator('option', { hasText: RELEASE }).waitFor({ state: 'attached' });
     await page.getByRole('heading', { name: `Pass rate of ${NIGHTLY} (the default stream)` }).waitFor();
     // Dense: at 1280x800 several runs in view above the fold, each with its failures, time and CI link.
     await page.getByTestId(`run-${latest}`).waitFor();
+    await page.locator('.chart .u-over').waitFor();
     const tops = await page
       .locator('table.runs tbody tr')
       .evaluateAll((rows) => rows.map((r) => r.getBoundingClientRect().bottom));
@@ -177,12 +178,12 @@ describe('Runs by outcome and by stream, in the browser', () => {
     await page.getByRole('heading', { name: `Pass rate of ${RELEASE}` }).waitFor();
     await page.getByText('The trend shows once the stream has two finished runs.').waitFor();
     await page.reload();
-    expect(await page.getByLabel('Stream').inputValue()).toBe(RELEASE);
+    expect(await page.getByLabel('Stream', { exact: true }).inputValue()).toBe(RELEASE);
     await page.getByTestId(`run-${other}`).waitFor();
 
     // On a phone: the same choice, the same URL.
     await page.setViewportSize(WIDTHS.phone);
-    await page.getByLabel('Stream').selectOption(NIGHTLY);
+    await page.getByLabel('Stream', { exact: true }).selectOption(NIGHTLY);
     await page.waitForURL((url) => url.searchParams.get('stream') === NIGHTLY);
     await page.getByTestId(`run-${latest}`).waitFor();
     expect(await page.getByTestId(`run-${other}`).count()).toBe(0);
@@ -207,13 +208,14 @@ describe('Runs by outcome and by stream, in the browser', () => {
     await page.goto(`${ui.base}/projects`);
     await page.getByRole('link', { name: 'One stream' }).click();
     await page.getByText('One stream:').waitFor();
-    expect(await page.getByLabel('Stream').count()).toBe(0);
+    expect(await page.getByLabel('Stream', { exact: true }).count()).toBe(0);
     await lightAndDark(page, 'streams-project-one-stream');
 
     // Compare: against the run before in its stream, another run of the stream to choose.
     await page.goto(`${ui.base}/runs/${latest}/compare`);
     await page.getByText(`Against the run before in ${NIGHTLY}`).waitFor();
     const base = page.getByLabel('Compared with');
+    await base.locator('option', { hasText: 'nightly #1201' }).waitFor({ state: 'attached' });
     expect(await base.locator('option').allTextContents()).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^nightly #1207/),

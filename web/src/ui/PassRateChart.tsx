@@ -42,7 +42,7 @@ export function PassRateChart({
     const chart = new uPlot(
       {
         width: Math.max(280, el.clientWidth),
-        height: 140,
+        height: 124,
         // Room around the first and last runs, so that no point is cut at an edge.
         scales: { x: { time: false, range: [0.5, points.length + 0.5] }, y: { range: [y.min, y.max] } },
         axes: [
@@ -111,7 +111,7 @@ export function PassRateChart({
       [xs, rates],
       el,
     );
-    const resize = () => chart.setSize({ width: Math.max(280, el.clientWidth), height: 140 });
+    const resize = () => chart.setSize({ width: Math.max(280, el.clientWidth), height: 124 });
     window.addEventListener('resize', resize);
     return () => {
       window.removeEventListener('resize', resize);
