@@ -22,7 +22,6 @@ const run = (id: number, total = 0): Run => ({
   attributes: {},
   stream: 'nightly',
   counts: counts(total),
-  stream: 'run',
 });
 const pageOf = (runs: Run[], page = 0, size = 3, totalElements = runs.length): Page<Run> => ({
   content: runs,

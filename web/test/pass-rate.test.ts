@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { passRate } from '../src/ui/CountBar';
+import { passPercent, passRate } from '../src/ui/CountBar';
 
 const counts = (passed: number, failed: number, broken = 0, skipped = 0) => ({
   total: passed + failed + broken + skipped,
@@ -23,5 +23,14 @@ describe('passRate', () => {
   it('is passed of passed, failed and broken: skipped tests do not count, and none ran is a dash', () => {
     expect(passRate(counts(1, 0, 1, 5))).toBe('50%');
     expect(passRate(counts(0, 0, 0, 3))).toBe('—');
+  });
+});
+
+describe('passPercent', () => {
+  it('is the number the trend chart plots, floored as passRate shows it', () => {
+    expect(passPercent(counts(299, 1))).toBe(99.6);
+    expect(passPercent(counts(2, 7))).toBe(22.2);
+    expect(passPercent(counts(300, 0))).toBe(100);
+    expect(passPercent(counts(0, 0, 0, 3))).toBeNull();
   });
 });

@@ -235,7 +235,13 @@ export interface Stream {
 
 /** A project's settings (GET/PATCH /api/projects/{id}/settings); only `streams` has behaviour yet. */
 export interface ProjectSettings {
-  flaky: { window: number; minRuns: number; flipRate: number; autoQuarantine: boolean; releaseAfterPasses: number };
+  flaky: {
+    window: number;
+    minRuns: number;
+    flipRate: number;
+    autoQuarantine: boolean;
+    releaseAfterPasses: number;
+  };
   gate: {
     enabled: boolean;
     maxFailed: number | null;
@@ -269,14 +275,12 @@ export interface Result {
   attempts: number | null;
 }
 
-/** One attempt of a test in a run (first to last). A result's page reads them without their texts. */
+/** One attempt of a test in a run: a result without its texts. */
 export interface Attempt {
   id: number;
   status: ResultStatus;
-  durationMs: number | null;
-  message?: string | null;
-  trace?: string | null;
   retry: number;
+  durationMs: number | null;
   startedAt: string | null;
 }
 
@@ -405,7 +409,9 @@ export function apiOf(session: Session) {
     createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
     getProject: (projectId: number) => call<Project>('getProject', { params: { projectId } }),
     listStreams: (projectId: number) =>
-      call<Page<Stream>>('listStreams', { params: { projectId }, query: { size: 200 } }).then((page) => page.content),
+      call<Page<Stream>>('listStreams', { params: { projectId }, query: { size: 200 } }).then(
+        (page) => page.content,
+      ),
     listRuns: (projectId: number, query: ListQuery) =>
       call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),

@@ -36,8 +36,8 @@ export function AttemptBadge({ result }: { result: Pick<Result, 'status' | 'atte
 
 /**
  * The attempts of one test in the run, first to last, inside its row: each attempt's status, duration, message
- * and stack trace. The outcome's own page lists them (GET /api/runs/{runId}/results/{resultId}); an attempt's
- * texts are read from its own result where that list leaves them out.
+ * and stack trace. The outcome's own page lists them (GET /api/runs/{runId}/results/{resultId}) without their
+ * texts; a failed or broken attempt's are read from its own result.
  */
 export function AttemptList({ runId, resultId }: { runId: number; resultId: number }) {
   const api = useApi();
@@ -74,14 +74,14 @@ function AttemptItem({
 }) {
   const api = useApi();
   const location = useLocation();
-  // The list of a result's page carries no texts: the attempt's own result does.
+  // A result's attempts carry no texts: a failed or broken attempt's message and trace are its own result's.
   const texts = useQuery({
     queryKey: ['result', runId, attempt.id],
     queryFn: () => api.getResult(runId, attempt.id),
-    enabled: attempt.message === undefined && attempt.status !== 'PASSED',
+    enabled: attempt.status === 'FAILED' || attempt.status === 'BROKEN',
   });
-  const message = attempt.message ?? texts.data?.message ?? null;
-  const trace = attempt.trace ?? texts.data?.trace ?? null;
+  const message = texts.data?.message ?? null;
+  const trace = texts.data?.trace ?? null;
   return (
     <li className="attempt" data-testid={`attempt-${attempt.id}`}>
       <div className="attempt-head">
