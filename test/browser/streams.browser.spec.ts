@@ -135,7 +135,7 @@ describe('Runs by outcome and by stream, in the browser', () => {
     // A retried failure is one row too, among the failures, its attempts counted.
     await page.getByPlaceholder('Search by name').fill('voucher');
     const failing = page.getByRole('row').filter({ hasText: 'applies a voucher' });
-    await failing.getByText('2 attempts').waitFor();
+    await failing.getByText('2 attempts', { exact: true }).waitFor();
     await page.goto(`${ui.base}/runs/${latest}?status=FAILED%2CBROKEN`);
     await page.getByRole('row').filter({ hasText: 'applies a voucher' }).waitFor();
     expect(await page.getByRole('row').filter({ hasText: 'pays by card' }).count()).toBe(0);
