@@ -13,7 +13,7 @@ import { RunPage } from '../src/pages/projects/RunPage';
 import { SessionProvider } from '../src/session-context';
 import { CiLink, ciLink } from '../src/ui/ci-link';
 import { RelativeTime, relativeTime } from '../src/ui/relative-time';
-import { passRateRange, runLabel } from '../src/ui/trend-scale';
+import { labelledSplits, passRateRange, runLabel } from '../src/ui/trend-scale';
 
 const json = (status: number, body: unknown) =>
   new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
@@ -176,6 +176,13 @@ describe("The pass-rate chart's axes", () => {
     expect(passRateRange([null]).splits).toEqual([0, 25, 50, 75, 100]);
   });
 
+  it('labels at most three of its grid values, 100% always, so that the low chart keeps them apart', () => {
+    const labelled = (splits: number[]) => [...labelledSplits(splits)].sort((a, b) => a - b);
+    expect(labelled([95, 96, 97, 98, 99, 100])).toEqual([96, 98, 100]);
+    expect(labelled([80, 85, 90, 95, 100])).toEqual([80, 90, 100]);
+    expect(labelled([99, 99.5, 100])).toEqual([99, 99.5, 100]);
+  });
+
   it('labels a run by its build number, else by its place', () => {
     expect(runLabel('nightly #1221', 3)).toBe('#1221');
     expect(runLabel('nightly build 57', 3)).toBe('#57');
@@ -261,6 +268,8 @@ describe("A project's stream selector", () => {
     const select = await screen.findByRole('combobox', { name: 'Stream' });
     await waitFor(() => expect((select as HTMLSelectElement).value).toBe('gone'));
     expect(await screen.findByText(/No runs in the stream/)).toBeTruthy();
+    // No trend of a stream the project does not have.
+    expect(screen.queryByRole('heading', { name: /Pass rate/ })).toBeNull();
     await userEvent.setup().click(screen.getByRole('button', { name: 'Show every stream' }));
     expect(where()).toBe('');
   });

@@ -64,7 +64,7 @@ export function Home() {
                       <td>
                         {p.latestRun ? (
                           <>
-                            <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>
+                            <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>{' '}
                             {p.latestRun.stream ? (
                               <Link
                                 to={`/projects/${p.id}?stream=${encodeURIComponent(p.latestRun.stream)}`}
@@ -80,7 +80,7 @@ export function Home() {
                             </span>
                           </>
                         ) : (
-                          <span className="hint">No runs yet</span>
+                          <span className="hint">No finished run yet</span>
                         )}
                       </td>
                       <td className="hide-phone">

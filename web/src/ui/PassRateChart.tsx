@@ -5,7 +5,7 @@ import type { TrendPoint } from '../api/client';
 import { runAxis, themedAxis, useChartColors } from './chart-theme';
 import { formatDate } from './components';
 import { passPercent, passRate } from './CountBar';
-import { passRateRange, runLabel } from './trend-scale';
+import { labelledSplits, passRateRange, runLabel } from './trend-scale';
 
 /**
  * Pass rate (%) over the latest runs, oldest first, with uPlot: one point a run, labelled by its build number. The
@@ -35,6 +35,7 @@ export function PassRateChart({
     const xs = points.map((_, i) => i + 1);
     const rates = points.map((p) => passPercent(p.counts));
     const y = passRateRange(rates);
+    const labelled = labelledSplits(y.splits);
     const labels = points.map((p, i) => runLabel(p.name, i + 1));
     const tip = document.createElement('div');
     tip.className = 'chart-tip';
@@ -49,12 +50,14 @@ export function PassRateChart({
           {
             ...runAxis(colors),
             label: undefined,
+            // Room for its labels only (uPlot's default of 50 px left a blank band under them, taken from the plot).
+            size: 30,
             values: (_u, ticks) => ticks.map((t) => labels[t - 1] ?? ''),
           },
           themedAxis(colors, {
             label: 'pass rate %',
             splits: () => y.splits,
-            values: (_u, ticks) => ticks.map((t) => `${t}%`),
+            values: (_u, ticks) => ticks.map((t) => (labelled.has(t) ? `${t}%` : '')),
             size: 56,
           }),
         ],

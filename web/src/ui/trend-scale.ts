@@ -20,6 +20,16 @@ export function passRateRange(rates: (number | null)[]): { min: number; max: num
   return { min: floor - pad, max: 100 + pad, splits };
 }
 
+/**
+ * The grid values that carry a label: at most `most` of them, 100% always, every other one down from it while
+ * there are more (the chart is low: six labels on 95-100% ran into each other). The others stay grid lines.
+ */
+export function labelledSplits(splits: number[], most = 3): Set<number> {
+  const every = Math.max(1, Math.ceil(splits.length / most));
+  const top = splits.length - 1;
+  return new Set(splits.filter((_, i) => (top - i) % every === 0));
+}
+
 /** A run's short label on the chart's axis: its trailing build number (`#1221`), else its position. */
 export function runLabel(name: string, position: number): string {
   const number = /(?:#|\bbuild\s*|\b)(\d{1,9})\s*$/i.exec(name.trim());

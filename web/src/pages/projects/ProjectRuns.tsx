@@ -43,6 +43,11 @@ export function ProjectRuns() {
       }),
     placeholderData: keepPreviousData,
   });
+  // A stream in the URL that the project does not have (a link from elsewhere, a typo): no trend to draw of it.
+  const unknownStream =
+    filters.stream !== '' &&
+    streams.data !== undefined &&
+    !streams.data.some((s) => s.stream === filters.stream);
   const trendStream = filters.stream || defaultStream(project.data?.latestRun?.stream, streams.data);
   const trend = useQuery({
     queryKey: ['trend', projectId, trendStream ?? ''],
@@ -94,7 +99,7 @@ export function ProjectRuns() {
       <RunFilters q={filters.q} status={filters.status} set={set}>
         <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
       </RunFilters>
-      <section aria-labelledby="trend-title">
+      <section aria-labelledby="trend-title" hidden={unknownStream}>
         <h2 id="trend-title" className="trend-title">
           Pass rate{' '}
           {trendStream ? (
