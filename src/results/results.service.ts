@@ -21,6 +21,7 @@ import type {
   TestCasePageDto,
   TestsQueryDto,
 } from './dto/results.dto.js';
+import { FAILURE_BITS } from './attempts.js';
 import type { ResultEntity, RunEntity } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
@@ -383,7 +384,12 @@ function toTestCaseDto(t: TestCaseRow): TestCaseDto {
 }
 
 function toResultDto(r: ResultEntity): ResultDto {
-  return { ...resultFields(r), outcome: r.outcome, attempts: r.outcome ? r.attempts : null };
+  return {
+    ...resultFields(r),
+    outcome: r.outcome,
+    attempts: r.outcome ? r.attempts : null,
+    passedOnRetry: r.outcome && r.status === 'PASSED' && (r.otherStatuses & FAILURE_BITS) !== 0,
+  };
 }
 
 function toAttemptDto(r: ResultEntity): HistoryAttemptDto {

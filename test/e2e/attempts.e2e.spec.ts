@@ -248,6 +248,41 @@ describe('Attempts and outcomes', () => {
       await api.post(`/api/runs/${second}/finish`, {}).expect(200);
     });
 
+    it('marks an outcome that passed after a failed or broken attempt, and not one whose attempts all passed', async () => {
+      const run = await newRun('marks #1');
+      await api
+        .post(`/api/runs/${run}/results`, {
+          results: [
+            { name: 'twice green', suite: 'M', status: 'PASSED', retry: 0 },
+            { name: 'twice green', suite: 'M', status: 'PASSED', retry: 1 },
+            { name: 'broke, then passed', suite: 'M', status: 'BROKEN', retry: 0 },
+            { name: 'broke, then passed', suite: 'M', status: 'PASSED', retry: 1 },
+            { name: 'passed, then failed', suite: 'M', status: 'PASSED', retry: 0 },
+            { name: 'passed, then failed', suite: 'M', status: 'FAILED', retry: 1 },
+          ],
+        })
+        .expect(201);
+      const outcomes = (await api.get(`/api/runs/${run}/results`).expect(200)).body;
+      expect(
+        outcomes.content.map((r: { name: string; attempts: number; passedOnRetry: boolean }) => [
+          r.name,
+          r.attempts,
+          r.passedOnRetry,
+        ]),
+      ).toEqual([
+        ['twice green', 2, false],
+        ['broke, then passed', 2, true],
+        ['passed, then failed', 2, false],
+      ]);
+      expect((await api.get(`/api/runs/${run}`).expect(200)).body.counts).toMatchObject({
+        total: 3,
+        passed: 2,
+        failed: 1,
+        passedOnRetry: 1,
+        attempts: 6,
+      });
+    });
+
     it('lists one result a test with its attempts, and every attempt with attempts=all', async () => {
       const outcomes = (await api.get(`/api/runs/${first}/results`).expect(200)).body;
       expect(outcomes.totalElements).toBe(3);

@@ -241,6 +241,7 @@ describe('The run page', () => {
     retry: 0,
     outcome: true,
     attempts: 1,
+    passedOnRetry: false,
   });
 
   it('asks for the filters in the URL, reads only the pages in view, sorts by a header and links each result', async () => {

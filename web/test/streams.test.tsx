@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Page, Result, ResultDetail, Run, RunCounts, Stream } from '../src/api/client';
 import { Session } from '../src/api/session';
 import { ProjectRuns } from '../src/pages/projects/ProjectRuns';
-import { passedOnRetry } from '../src/pages/projects/run/Attempts';
+import { AttemptBadge } from '../src/pages/projects/run/Attempts';
 import { retriedTests } from '../src/pages/projects/run/PassedOnRetry';
 import { outcomeCounts } from '../src/pages/projects/run/RunSummary';
 import { RunPage } from '../src/pages/projects/RunPage';
@@ -307,9 +307,13 @@ describe("A retried test's row", () => {
     retry: 0,
     outcome: true,
     attempts: 1,
+    passedOnRetry: false,
     ...c,
   });
-  const detail = (r: Result, attempts: ResultDetail['attempts'] = []): ResultDetail => ({
+  const detail = (
+    { passedOnRetry: _, ...r }: Result,
+    attempts: ResultDetail['attempts'] = [],
+  ): ResultDetail => ({
     ...r,
     startedAt: null,
     attributes: {},
@@ -317,7 +321,7 @@ describe("A retried test's row", () => {
   });
 
   it('counts by outcome, marks a pass on retry, opens its attempts with their texts, and lists it apart', async () => {
-    const flaky = result(12, 2, { retry: 1, attempts: 2 });
+    const flaky = result(12, 2, { retry: 1, attempts: 2, passedOnRetry: true });
     const earlier = result(11, 2, {
       status: 'FAILED',
       message: 'timeout after 5 s',
@@ -386,9 +390,12 @@ describe("A retried test's row", () => {
   });
 
   it('tells a pass on retry from a retried failure, and counts a run without retries as before', () => {
-    expect(passedOnRetry({ status: 'PASSED', attempts: 3 })).toBe(true);
-    expect(passedOnRetry({ status: 'PASSED', attempts: 1 })).toBe(false);
-    expect(passedOnRetry({ status: 'FAILED', attempts: 3 })).toBe(false);
+    // The service says which outcomes passed after a failure: two passing attempts are a retry, not a pass on retry.
+    const badge = (r: Parameters<typeof AttemptBadge>[0]['result']) =>
+      render(<AttemptBadge result={r} />).container.textContent;
+    expect(badge({ attempts: 3, passedOnRetry: true })).toMatch(/^passed on retry/);
+    expect(badge({ attempts: 2, passedOnRetry: false })).not.toMatch(/passed on retry/);
+    expect(badge({ attempts: 1, passedOnRetry: false })).toBe('');
     expect(outcomeCounts(counts())).toBe('2 tests: 1 passed, 1 failed, 0 broken, 0 skipped');
     // A test retried to the end still fails: not in the list of passes on retry.
     expect(

@@ -220,12 +220,15 @@ export class ResultIdsDto {
 }
 
 export class RunCountsDto {
-  @ApiProperty({ description: 'Tests that ran: their outcomes (the last attempt of each test)' }) total: number;
+  @ApiProperty({ description: 'Tests that ran: their outcomes (the last attempt of each test)' })
+  total: number;
   @ApiProperty({ description: 'Outcomes PASSED' }) passed: number;
   @ApiProperty({ description: 'Outcomes FAILED' }) failed: number;
   @ApiProperty({ description: 'Outcomes BROKEN' }) broken: number;
   @ApiProperty({ description: 'Outcomes SKIPPED' }) skipped: number;
-  @ApiProperty({ description: 'Outcomes PASSED after an earlier FAILED or BROKEN attempt (counted in passed too)' })
+  @ApiProperty({
+    description: 'Outcomes PASSED after an earlier FAILED or BROKEN attempt (counted in passed too)',
+  })
   passedOnRetry: number;
   @ApiProperty({ description: 'Every result stored, all attempts' }) attempts: number;
 }
@@ -268,14 +271,23 @@ export class ResultFieldsDto {
 }
 
 export class ResultDto extends ResultFieldsDto {
-  @ApiProperty({ description: "Whether this is its test's outcome in the run (its last attempt); false only with attempts=all" })
+  @ApiProperty({
+    description:
+      "Whether this is its test's outcome in the run (its last attempt); false only with attempts=all",
+  })
   outcome: boolean;
   @ApiProperty({
     type: Number,
     nullable: true,
-    description: "On an outcome, the test's number of attempts in the run; null on an earlier attempt (attempts=all)",
+    description:
+      "On an outcome, the test's number of attempts in the run; null on an earlier attempt (attempts=all)",
   })
   attempts: number | null;
+  @ApiProperty({
+    description:
+      'An outcome that PASSED after an earlier attempt of its test FAILED or BROKE (counted in passedOnRetry)',
+  })
+  passedOnRetry: boolean;
 }
 
 /** One attempt of a test in a run, as a history item lists them: with its message and trace. */
@@ -313,7 +325,10 @@ export class ResultDetailDto extends ResultFieldsDto {
 /** A test's outcome in one run (its last attempt), with the run's name and every attempt, first to last. */
 export class HistoryItemDto extends ResultFieldsDto {
   @ApiProperty() runName: string;
-  @ApiProperty({ type: [HistoryAttemptDto], description: 'Every attempt of the test in the run, first to last (the outcome last)' })
+  @ApiProperty({
+    type: [HistoryAttemptDto],
+    description: 'Every attempt of the test in the run, first to last (the outcome last)',
+  })
   attempts: HistoryAttemptDto[];
 }
 
@@ -357,7 +372,8 @@ export class ResultsQueryDto extends PageQueryDto {
 
   @ApiPropertyOptional({
     enum: ['all'],
-    description: "`all`: every attempt of each test; by default one result a test, its outcome (its last attempt), with `attempts`",
+    description:
+      '`all`: every attempt of each test; by default one result a test, its outcome (its last attempt), with `attempts`',
   })
   @IsOptional()
   @IsIn(['all'], { message: 'attempts must be all (or left out for one result a test)' })

@@ -272,7 +272,8 @@ export interface Result {
   /** Whether this is its test's outcome in the run (its last attempt); false only when every attempt is listed. */
   outcome: boolean;
   /** On an outcome, the test's number of attempts in the run; null on an earlier attempt. */
-  attempts: number | null;
+  attempts: number | null;  /** An outcome that passed after an earlier attempt of its test failed or broke. */
+  passedOnRetry: boolean;
 }
 
 /** One attempt of a test in a run: a result without its texts. */
@@ -285,7 +286,7 @@ export interface Attempt {
 }
 
 /** One result as its page reads it: with its attributes and every attempt of its test in the run. */
-export interface ResultDetail extends Omit<Result, 'attempts'> {
+export interface ResultDetail extends Omit<Result, 'attempts' | 'passedOnRetry'> {
   startedAt: string | null;
   attributes: Record<string, string>;
   attempts: Attempt[];
@@ -298,7 +299,7 @@ export interface HistoryAttempt extends Attempt {
 }
 
 /** A test's outcome in one run, with every attempt there, first to last. */
-export interface HistoryItem extends Omit<Result, 'outcome' | 'attempts'> {
+export interface HistoryItem extends Omit<Result, 'outcome' | 'attempts' | 'passedOnRetry'> {
   runName: string;
   startedAt: string | null;
   attempts: HistoryAttempt[];

@@ -5,19 +5,14 @@ import { useApi } from '../../../session-context';
 import { ErrorMessage, formatMs, Loading } from '../../../ui/components';
 import { type FromResults, resultPath } from './ResultsTable';
 
-/** Whether a test's outcome passed only after an earlier attempt failed or broke (known from its row alone). */
-export function passedOnRetry(result: Pick<Result, 'status' | 'attempts'>): boolean {
-  return result.status === 'PASSED' && (result.attempts ?? 1) > 1;
-}
-
-/** A retried test's row says so: "passed on retry" when it ended well, else its number of attempts. */
-export function AttemptBadge({ result }: { result: Pick<Result, 'status' | 'attempts'> }) {
+/** A retried test's row says so: "passed on retry" when it passed after a failed or broken attempt, else its number of attempts. */
+export function AttemptBadge({ result }: { result: Pick<Result, 'attempts' | 'passedOnRetry'> }) {
   const attempts = result.attempts ?? 1;
   if (attempts <= 1) {
     return null;
   }
   // On a phone the status column is narrow: the badge's short form there (styles.css), the same words to a reader.
-  return passedOnRetry(result) ? (
+  return result.passedOnRetry ? (
     <span className="badge badge-retry" title={`passed on retry: ${attempts} attempts`}>
       <span className="badge-long">passed on retry</span>
       <span className="badge-short" aria-hidden="true">
