@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Logger } from '@nestjs/common';
 import { createTransport, Transporter } from 'nodemailer';
@@ -30,7 +30,10 @@ export class OutboxMailTransport extends MailTransport {
     await mkdir(this.dir, { recursive: true, mode: 0o700 });
     const stamp = new Date().toISOString().replace(/[:.]/g, '-');
     const file = join(this.dir, `${stamp}-${process.pid}-${++this.sequence}-${mail.kind}.eml`);
-    await writeFile(file, info.message as Buffer, { mode: 0o600 });
+    // Written aside and renamed into place: whoever watches the folder (a developer, a test) never reads a
+    // message half-written (a reader that found the .eml before its bytes were there saw an empty message).
+    await writeFile(`${file}.part`, info.message as Buffer, { mode: 0o600 });
+    await rename(`${file}.part`, file);
     this.logger.log(`Message for ${mail.to} written to ${file} (no SMTP_HOST set):\n${mail.text}`);
   }
 
