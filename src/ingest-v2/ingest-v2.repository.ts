@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import type { IngestMessage } from '../infra/queue/ingest-queue.js';
+import { storeNewFailures } from '../insights/changes.js';
 import { RunEntity } from '../results/entities.js';
 
 export interface PendingRow {
@@ -78,11 +79,15 @@ export class IngestV2Repository {
     return rows.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
+  /** Finishes the run once, with its new failures (a second finish message changes nothing). */
   async finish(tx: EntityManager, runId: string, finishedAt: Date): Promise<void> {
-    await tx.query(
+    const [rows]: [{ id: string }[], number] = await tx.query(
       `UPDATE runs SET status = 'FINISHED', finished_at = GREATEST($2::timestamptz, started_at)
-        WHERE id = $1 AND status <> 'FINISHED'`,
+        WHERE id = $1 AND status <> 'FINISHED' RETURNING id`,
       [runId, finishedAt],
     );
+    if (rows.length) {
+      await storeNewFailures(tx, runId);
+    }
   }
 }

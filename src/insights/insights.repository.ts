@@ -4,6 +4,7 @@ import { DataSource } from 'typeorm';
 import { type PageRequest, withWindowTotal } from '../common/paging/page.js';
 import type { ResultStatus } from '../results/entities.js';
 import { RUN_SUMMARY_COLUMNS, type RunSummaryRow } from '../common/run-summary.js';
+import { CHANGES_SQL, PREVIOUS_RUN_SQL, type Change } from './changes.js';
 
 export type GroupSortField = 'count' | 'key';
 export type SuiteSortField = 'suite' | 'total' | 'failed';
@@ -23,17 +24,8 @@ export interface SuiteRow {
   failed: number;
 }
 
-/** How a test changed from the base run to the head run (GET /api/runs/{runId}/compare). */
-export const CHANGES = [
-  'NEW_FAILURE',
-  'FIXED',
-  'STILL_FAILING',
-  'FLAKY',
-  'ADDED',
-  'REMOVED',
-  'UNCHANGED',
-] as const;
-export type Change = (typeof CHANGES)[number];
+export { CHANGES } from './changes.js';
+export type { Change } from './changes.js';
 
 export interface ChangeRow {
   testId: string;
@@ -46,35 +38,6 @@ export interface ChangeRow {
 }
 
 export type TrendRow = RunSummaryRow;
-
-/**
- * Each test's outcome in one run (its last attempt, see src/results/attempts.ts), and whether it both passed and
- * failed within the run (a retry that passed): one row a test, by uq_results_run_test_outcome.
- */
-const OUTCOMES = (run: string) => `
-  SELECT test_id, status, id AS last_id,
-         (status = 'PASSED' AND other_statuses & 6 <> 0) OR (status IN ('FAILED', 'BROKEN') AND other_statuses & 1 <> 0) AS flaky
-    FROM results WHERE run_id = ${run} AND outcome`;
-
-/**
- * The changes of every test of either run. `$1` the head run, `$2` the base run, `$3` whether both runs are of one
- * code revision (the same `commit` attribute): then an outcome that flipped is the test's flakiness, not a change
- * of the code, and counts as FLAKY.
- */
-const CHANGES_SQL = `
-  WITH h AS (${OUTCOMES('$1')}), b AS (${OUTCOMES('$2')})
-  SELECT coalesce(h.test_id, b.test_id) AS test_id, coalesce(h.last_id, b.last_id) AS last_id,
-         b.status AS base_status, h.status AS head_status,
-         CASE WHEN b.test_id IS NULL THEN 'ADDED'
-              WHEN h.test_id IS NULL THEN 'REMOVED'
-              WHEN h.flaky OR b.flaky THEN 'FLAKY'
-              WHEN $3::boolean AND (h.status IN ('FAILED', 'BROKEN')) <> (b.status IN ('FAILED', 'BROKEN'))
-                   AND 'PASSED' IN (h.status, b.status) THEN 'FLAKY'
-              WHEN h.status IN ('FAILED', 'BROKEN') AND b.status IN ('FAILED', 'BROKEN') THEN 'STILL_FAILING'
-              WHEN h.status IN ('FAILED', 'BROKEN') THEN 'NEW_FAILURE'
-              WHEN b.status IN ('FAILED', 'BROKEN') THEN 'FIXED'
-              ELSE 'UNCHANGED' END AS change
-    FROM h FULL JOIN b ON b.test_id = h.test_id`;
 
 /** Reads over a run's or a project's results for the run, compare and trend views; each by an index. */
 @Injectable()
@@ -142,16 +105,7 @@ export class InsightsRepository {
    * ix_runs_project_stream_started.
    */
   async previousRun(runId: string): Promise<string | null> {
-    const rows: { id: string }[] = await this.db.query(
-      `SELECT p.id FROM runs r
-         CROSS JOIN LATERAL (
-           SELECT id FROM runs
-            WHERE project_id = r.project_id AND stream = r.stream AND status = 'FINISHED'
-              AND (started_at, id) < (r.started_at, r.id)
-            ORDER BY started_at DESC, id DESC LIMIT 1) p
-        WHERE r.id = $1`,
-      [runId],
-    );
+    const rows: { id: string }[] = await this.db.query(PREVIOUS_RUN_SQL, [runId]);
     return rows[0] ? String(rows[0].id) : null;
   }
 

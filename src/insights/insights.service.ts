@@ -17,6 +17,7 @@ import type {
 } from './dto/insights.dto.js';
 import { CHANGES, InsightsRepository } from './insights.repository.js';
 import type { Change } from './insights.repository.js';
+import { sameRevision } from './changes.js';
 
 /**
  * What a run with no earlier one is compared with: no run has id 0 (identities start at 1), so every test of the
@@ -49,13 +50,13 @@ export class InsightsService {
 
   async compare(runId: string, baseId: string | undefined): Promise<ComparisonDto> {
     const { head, base } = await this.pair(runId, baseId);
-    const sameRevision = sameCommit(head, base);
-    const counts = await this.insights.changeCounts(head.id, base?.id ?? NO_RUN, sameRevision);
+    const same = sameRevision(head, base);
+    const counts = await this.insights.changeCounts(head.id, base?.id ?? NO_RUN, same);
     const n = (c: Change) => counts.get(c) ?? 0;
     return {
       head: toRunDto(head),
       base: base ? toRunDto(base) : null,
-      sameRevision,
+      sameRevision: same,
       summary: {
         newFailures: n('NEW_FAILURE'),
         fixed: n('FIXED'),
@@ -80,7 +81,7 @@ export class InsightsService {
     const [rows, total] = await this.insights.changes(
       head.id,
       base?.id ?? NO_RUN,
-      sameCommit(head, base),
+      sameRevision(head, base),
       changes,
       page,
     );
@@ -148,9 +149,4 @@ export class InsightsService {
     }
     return run;
   }
-}
-
-function sameCommit(head: RunEntity, base: RunEntity | null): boolean {
-  const commit = head.attributes.commit;
-  return !!base && !!commit && base.attributes.commit === commit;
 }

@@ -57,6 +57,13 @@ export class RunEntity {
   @Column({ name: 'count_attempts', type: 'integer', default: 0 })
   countAttempts: number;
 
+  /**
+   * Tests NEW_FAILURE against the run before in its stream, stored as the run finishes (src/insights/changes.ts);
+   * null while it runs, when it had no run before, and for runs finished before the column existed.
+   */
+  @Column({ name: 'count_new_failures', type: 'integer', nullable: true })
+  countNewFailures: number | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

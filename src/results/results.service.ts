@@ -376,6 +376,7 @@ export function toRunDto(r: RunEntity): RunDto {
       passedOnRetry: r.countPassedOnRetry,
       attempts: r.countAttempts,
     },
+    newFailures: r.countNewFailures ?? null,
   };
 }
 

@@ -4,6 +4,7 @@ import { DataSource, EntityManager, ILike } from 'typeorm';
 import type { PageRequest, SortOrder } from '../common/paging/page.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
 import { effectiveSettings } from '../common/project-settings.js';
+import { storeNewFailures } from '../insights/changes.js';
 import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
 export type RunSortField = 'startedAt' | 'name' | 'id';
@@ -118,6 +119,8 @@ export class RunsRepository {
     await tx
       .getRepository(RunEntity)
       .update({ id }, { status: 'FINISHED', finishedAt, name, ...(startedAt ? { startedAt } : {}), ...(stream ? { stream } : {}) });
+    // The run's stream and start are final only now: its run before is known.
+    await storeNewFailures(tx, id);
     return (await tx.getRepository(RunEntity).findOneBy({ id }))!;
   }
 
@@ -177,8 +180,17 @@ export class RunsRepository {
     });
   }
 
+  /** Finishes the run once, with its new failures (a second finish changes nothing). */
   async finish(id: string, finishedAt: Date): Promise<void> {
-    await this.db.getRepository(RunEntity).update({ id }, { status: 'FINISHED', finishedAt });
+    await this.db.transaction(async (tx) => {
+      const [rows]: [{ id: string }[], number] = await tx.query(
+        `UPDATE runs SET status = 'FINISHED', finished_at = $2 WHERE id = $1 AND status <> 'FINISHED' RETURNING id`,
+        [id, finishedAt],
+      );
+      if (rows.length) {
+        await storeNewFailures(tx, id);
+      }
+    });
   }
 
   /** With its results (ON DELETE CASCADE): a run of a million results may take longer than the statement timeout. */

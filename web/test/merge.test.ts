@@ -22,6 +22,7 @@ const run = (id: number, total = 0): Run => ({
   attributes: {},
   stream: 'nightly',
   counts: counts(total),
+  newFailures: null,
 });
 const pageOf = (runs: Run[], page = 0, size = 3, totalElements = runs.length): Page<Run> => ({
   content: runs,

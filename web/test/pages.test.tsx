@@ -32,6 +32,7 @@ const run = (id: number, name = `run ${id}`): Run => ({
   attributes: {},
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
   stream: 'run',
+  newFailures: null,
 });
 
 /**

@@ -248,6 +248,14 @@ export class RunDto {
   @ApiProperty({ example: 'nightly · main', description: 'The runs it is compared with (API.md, "Streams")' })
   stream: string;
   @ApiProperty({ type: RunCountsDto }) counts: RunCountsDto;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description:
+      'Tests NEW_FAILURE against the run before in its stream, as compare counts them by default; stored when the run ' +
+      'finishes. null while it is in progress, when it had no run before, and for runs finished before this field existed',
+  })
+  newFailures: number | null;
 }
 
 /** What a result and a history item share. */

@@ -224,6 +224,11 @@ export interface Run {
   /** The runs it is compared with: its name without the build number, and its branch and environment. */
   stream: string;
   counts: RunCounts;
+  /**
+   * Tests failing now and not in the run before in its stream (compare's NEW_FAILURE), stored when the run finished;
+   * null while it runs or when it had no run before.
+   */
+  newFailures: number | null;
 }
 
 /** A project's stream with its number of runs and the run started last (GET /api/projects/{id}/streams). */
