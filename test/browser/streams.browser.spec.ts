@@ -12,6 +12,8 @@ describe('Runs by outcome and by stream, in the browser', () => {
   let projectId: number;
   let latest: number;
   let other: number;
+  /** nightly #1201 to #1207. */
+  const builds: number[] = [];
   const NIGHTLY = 'nightly · main · staging';
   const RELEASE = 'nightly · release · staging';
 
@@ -70,16 +72,18 @@ describe('Runs by outcome and by stream, in the browser', () => {
     api = await ui.api();
     projectId = (await api('POST', '/api/projects', { key: 'SHOP', name: 'Shop' }))!.id;
     for (let build = 1; build <= 7; build++) {
-      await runOf(
-        `nightly #${1200 + build}`,
-        {
-          branch: 'main',
-          env: 'staging',
-          ci: `https://ci.example.com/job/nightly/${1200 + build}`,
-          commit: `c0ffee${build}`,
-        },
-        60,
-        build % 3,
+      builds.push(
+        await runOf(
+          `nightly #${1200 + build}`,
+          {
+            branch: 'main',
+            env: 'staging',
+            ci: `https://ci.example.com/job/nightly/${1200 + build}`,
+            commit: `c0ffee${build}`,
+          },
+          60,
+          build % 3,
+        ),
       );
     }
     other = await runOf('nightly #88', { branch: 'release', env: 'staging' }, 20, 4);
@@ -168,6 +172,13 @@ describe('Runs by outcome and by stream, in the browser', () => {
     expect(await ci.getAttribute('target')).toBe('_blank');
     expect(await row.locator('time').getAttribute('title')).toBeTruthy();
     expect(await row.locator('time').textContent()).toMatch(/just now|min ago/);
+    // New failures against the run before in the stream: #1207 fails test 01, which #1206 passed; #1208 fails
+    // it again (still failing, none new).
+    const fresh = page
+      .getByTestId(`run-${builds[6]}`)
+      .getByRole('link', { name: '1 new failure in nightly #1207' });
+    expect(await fresh.textContent()).toBe('1 new');
+    expect(await row.getByText(/ new$/).count()).toBe(0);
     await lightAndDark(page, 'streams-project-all');
 
     await select.selectOption(RELEASE);
@@ -226,6 +237,16 @@ describe('Runs by outcome and by stream, in the browser', () => {
       false,
     );
     await lightAndDark(page, 'streams-compare');
+
+    // A run's new failures on the runs list open compare on them.
+    await page.goto(`${ui.base}/projects/${projectId}`);
+    await page
+      .getByTestId(`run-${builds[6]}`)
+      .getByRole('link', { name: '1 new failure in nightly #1207' })
+      .click();
+    await page.waitForURL(new RegExp(`/runs/${builds[6]}/compare\\?change=NEW_FAILURE$`));
+    await page.getByRole('heading', { name: 'New failures' }).waitFor();
+    await page.getByText('test 01').first().waitFor();
     await page.context().close();
   }, 180_000);
 });

@@ -47,6 +47,7 @@ const run = (id: number, name: string, stream: string, attributes: Record<string
   finishedAt: '2026-11-25T10:01:00.000Z',
   attributes,
   counts: counts(),
+  newFailures: null,
   stream,
 });
 
@@ -260,6 +261,26 @@ describe("A project's stream selector", () => {
     await user.selectOptions(select, '');
     expect(where()).toBe('');
     await waitFor(() => expect(screen.getByTestId('run-40')).toBeTruthy());
+  });
+
+  it("shows a run's new failures next to its failed count, linking to them in compare; none when 0 or unknown", async () => {
+    const fetchImpl = api({
+      ...routes(),
+      '/api/projects/1/runs': () =>
+        pageOf([
+          { ...run(42, 'nightly #42', 'nightly · main'), newFailures: 2 },
+          { ...run(41, 'upload.xml', 'manual'), newFailures: 0 },
+          run(40, 'nightly #40', 'nightly · main'),
+        ]),
+    });
+    renderAt('/projects/1', '/projects/:projectId', <ProjectRuns />, fetchImpl);
+    const row = await screen.findByTestId('run-42');
+    const link = within(row).getByRole('link', { name: '2 new failures in nightly #42' });
+    expect(link.getAttribute('href')).toBe('/runs/42/compare?change=NEW_FAILURE');
+    expect(link.className).toContain('new-failures');
+    // 0 new failures, and null (no run before to compare with): nothing.
+    expect(within(screen.getByTestId('run-41')).queryByText(/new/)).toBeNull();
+    expect(within(screen.getByTestId('run-40')).queryByText(/new/)).toBeNull();
   });
 
   it('opens on the stream of the URL, says when it has no runs, and leads back to every stream', async () => {

@@ -226,7 +226,7 @@ export function StreamPicker({
 
 /**
  * The runs, one line each so that many fit a screen: name, stream, when (relative, exact on hover), the CI build,
- * the failures, the pass rate, the counts and the duration. On a phone each run is a card (styles.css).
+ * the failures (and how many are new against the run before), the pass rate, the counts and the duration. On a phone each run is a card (styles.css).
  */
 export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boolean }) {
   return (
@@ -286,6 +286,16 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
                     {failed.toLocaleString()}
                     <span className="phone-only"> failed</span>
                   </span>
+                  {run.newFailures ? (
+                    <Link
+                      to={`/runs/${run.id}/compare?change=NEW_FAILURE`}
+                      className="new-failures block"
+                      title="Failing now, not in the run before in its stream"
+                      aria-label={`${run.newFailures.toLocaleString()} new ${run.newFailures === 1 ? 'failure' : 'failures'} in ${run.name}`}
+                    >
+                      {run.newFailures.toLocaleString()} new
+                    </Link>
+                  ) : null}
                   {run.counts.passedOnRetry ? (
                     <span className="hint block" title="Passed on retry: not counted as failed">
                       +{run.counts.passedOnRetry.toLocaleString()} on retry
