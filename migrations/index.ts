@@ -17,6 +17,7 @@ import { TokensValidAfter1795708800000 } from './1795708800000-TokensValidAfter.
 import { FailureKeyIdentifiers1795712400000 } from './1795712400000-FailureKeyIdentifiers.js';
 import { Attempts1795719600000 } from './1795719600000-Attempts.js';
 import { Streams1795720200000 } from './1795720200000-Streams.js';
+import { OutcomeIndexes1795723200000 } from './1795723200000-OutcomeIndexes.js';
 import { RunNewFailures1795726800000 } from './1795726800000-RunNewFailures.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
@@ -40,5 +41,6 @@ export const MIGRATIONS = [
   FailureKeyIdentifiers1795712400000,
   Attempts1795719600000,
   Streams1795720200000,
+  OutcomeIndexes1795723200000,
   RunNewFailures1795726800000,
 ];

@@ -17,7 +17,7 @@ export type Change = (typeof CHANGES)[number];
 
 /**
  * Each test's outcome in one run (its last attempt, see src/results/attempts.ts), and whether it both passed and
- * failed within the run (a retry that passed): one row a test, by uq_results_run_test_outcome.
+ * failed within the run (a retry that passed): one row a test, by the run's index (ix_results_run_status).
  */
 const OUTCOMES = (run: string) => `
   SELECT test_id, status, id AS last_id,
@@ -32,6 +32,7 @@ const OUTCOMES = (run: string) => `
 export const CHANGES_SQL = `
   WITH h AS (${OUTCOMES('$1')}), b AS (${OUTCOMES('$2')})
   SELECT coalesce(h.test_id, b.test_id) AS test_id, coalesce(h.last_id, b.last_id) AS last_id,
+         CASE WHEN h.test_id IS NULL THEN $2::bigint ELSE $1::bigint END AS last_run_id,
          b.status AS base_status, h.status AS head_status,
          CASE WHEN b.test_id IS NULL THEN 'ADDED'
               WHEN h.test_id IS NULL THEN 'REMOVED'

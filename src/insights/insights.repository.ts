@@ -155,7 +155,9 @@ export class InsightsRepository {
               c.head_status AS "headStatus", m.message, count(*) OVER () AS n
          FROM (${CHANGES_SQL}) c
          JOIN test_cases t ON t.id = c.test_id
-         LEFT JOIN LATERAL (SELECT message FROM results WHERE test_id = c.test_id AND id = c.last_id) m ON true
+         LEFT JOIN LATERAL (
+           SELECT message FROM results WHERE test_id = c.test_id AND run_id = c.last_run_id AND outcome AND id = c.last_id
+         ) m ON true
         WHERE c.change = ANY($4::text[])
         ORDER BY ${page.sort.map((s) => `t.${s.field} ${s.direction}`).join(', ')}, t.id
         LIMIT $5 OFFSET $6`,

@@ -5,7 +5,7 @@ import type { RunCounts } from './result-input.js';
  * Attempts and outcomes (API.md, "Attempts: a test retried within a run"). The results of one test in one run are
  * its attempts, ordered by `retry`, then `startedAt` (an attempt without one before any with one), then arrival
  * (the result id); the last is the test's outcome in the run. A result row says whether it is the outcome
- * (`outcome`, unique per run and test by uq_results_run_test_outcome), and the outcome row carries how many
+ * (`outcome`, unique per run and test by uq_results_test_run_outcome), and the outcome row carries how many
  * attempts the test had (`attempts`) and the statuses of its other attempts as bits (`other_statuses`), so that
  * counts, lists and comparisons read one row a test and never regroup a run's results.
  */

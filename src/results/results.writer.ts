@@ -367,17 +367,18 @@ export class ResultsWriter {
         if (plan.updates.length) {
           // Demoted outcomes first: the new outcome of the same test must not meet them in the unique index.
           await tx.query(
-            // By test and id (ix_results_test_history): results have no index on id alone.
+            // Stored outcomes, by test and run (uq_results_test_run_outcome): results have no index on id alone.
             `UPDATE results r SET outcome = u.outcome, attempts = u.attempts, other_statuses = u.other_statuses
                FROM unnest($1::bigint[], $2::boolean[], $3::int[], $4::smallint[], $5::bigint[])
                     AS u(id, outcome, attempts, other_statuses, test_id)
-              WHERE r.test_id = u.test_id AND r.id = u.id`,
+              WHERE r.test_id = u.test_id AND r.run_id = $6 AND r.outcome AND r.id = u.id`,
             [
               plan.updates.map((u) => u.id),
               plan.updates.map((u) => u.outcome),
               plan.updates.map((u) => u.attempts),
               plan.updates.map((u) => u.otherStatuses),
               plan.updates.map((u) => u.testId),
+              run.id,
             ],
           );
         }
@@ -746,7 +747,8 @@ export class ResultsWriter {
   /**
    * The outcome of each of `testIds` in a run written whole (see openRun), where each test's first row was stored
    * as its outcome: the last attempt becomes the outcome, with the number of attempts and the other statuses.
-   * Reads only these tests' rows of the run (by ix_results_test_history, from the run's first result id on).
+   * Reads only these tests' rows of the run, by test and run: outcomes and earlier attempts apart, as each kind has
+   * its index (uq_results_test_run_outcome, ix_results_test_attempts).
    * Returns the change to the counts that took each first row as its test's outcome.
    */
   private async settleAttempts(
@@ -766,7 +768,11 @@ export class ResultsWriter {
     }[] = await tx.query(
       `WITH a AS (
          SELECT id, test_id, status, outcome, row_number() OVER (PARTITION BY test_id ORDER BY ${LAST_ATTEMPT_FIRST}) AS n
-           FROM results WHERE run_id = $1 AND test_id = ANY($2::bigint[]) AND id >= $3)
+           FROM (SELECT id, test_id, status, outcome, retry, started_at FROM results
+                  WHERE test_id = ANY($2::bigint[]) AND run_id = $1 AND outcome AND id >= $3
+                 UNION ALL
+                 SELECT id, test_id, status, outcome, retry, started_at FROM results
+                  WHERE test_id = ANY($2::bigint[]) AND run_id = $1 AND NOT outcome AND id >= $3) t)
        SELECT test_id, max(id) FILTER (WHERE outcome) AS first_id, max(id) FILTER (WHERE n = 1) AS last_id,
               min(status) FILTER (WHERE outcome) AS first_status, min(status) FILTER (WHERE n = 1) AS last_status,
               count(*)::int AS attempts, coalesce(bit_or(${STATUS_BIT_SQL('status')}) FILTER (WHERE n > 1), 0)::int AS other_statuses
@@ -779,21 +785,28 @@ export class ResultsWriter {
       countOutcome(delta, r.first_status, 0, -1);
       countOutcome(delta, r.last_status, r.other_statuses, 1);
     }
-    // By test and id (ix_results_test_history): results have no index on id alone. Demoted first: the unique
-    // index of outcomes must not meet two of one test.
+    // By test, run and whether an outcome (the two indexes by test): results have no index on id alone. Demoted
+    // first: the unique index of outcomes must not meet two of one test.
     if (demoted.length) {
       await tx.query(
         `UPDATE results r SET outcome = false FROM unnest($1::bigint[], $2::bigint[]) AS u(test_id, id)
-          WHERE r.test_id = u.test_id AND r.id = u.id`,
-        [demoted.map((r) => r.test_id), demoted.map((r) => r.first_id)],
+          WHERE r.test_id = u.test_id AND r.run_id = $3 AND r.outcome AND r.id = u.id`,
+        [demoted.map((r) => r.test_id), demoted.map((r) => r.first_id), runId],
       );
     }
-    await tx.query(
-      `UPDATE results r SET outcome = true, attempts = u.attempts, other_statuses = u.other_statuses
-         FROM unnest($1::bigint[], $2::int[], $3::smallint[], $4::bigint[]) AS u(id, attempts, other_statuses, test_id)
-        WHERE r.test_id = u.test_id AND r.id = u.id`,
-      [rows.map((r) => r.last_id), rows.map((r) => r.attempts), rows.map((r) => r.other_statuses), rows.map((r) => r.test_id)],
-    );
+    // A last attempt that was the first row is an outcome already; any other was stored as an earlier attempt.
+    for (const outcome of [true, false]) {
+      const last = rows.filter((r) => (String(r.first_id) === String(r.last_id)) === outcome);
+      if (!last.length) {
+        continue;
+      }
+      await tx.query(
+        `UPDATE results r SET outcome = true, attempts = u.attempts, other_statuses = u.other_statuses
+           FROM unnest($1::bigint[], $2::int[], $3::smallint[], $4::bigint[]) AS u(id, attempts, other_statuses, test_id)
+          WHERE r.test_id = u.test_id AND r.run_id = $5 AND ${outcome ? '' : 'NOT '}r.outcome AND r.id = u.id`,
+        [last.map((r) => r.last_id), last.map((r) => r.attempts), last.map((r) => r.other_statuses), last.map((r) => r.test_id), runId],
+      );
+    }
     return delta;
   }
 

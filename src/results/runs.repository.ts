@@ -280,11 +280,15 @@ export class RunsRepository {
 
   /**
    * The test's attempts in the run, in the order the API defines (retry, then start, then arrival), at most `limit`:
-   * by the test's history index, which holds one test's results only.
+   * by test and run, the outcome and the earlier attempts apart, as each kind has its index (uq_results_test_run_outcome,
+   * ix_results_test_attempts).
    */
   async attempts(runId: string, testId: string, limit: number): Promise<ResultEntity[]> {
     const rows: Record<string, unknown>[] = await this.db.query(
-      `SELECT * FROM results WHERE test_id = $1 AND run_id = $2 ORDER BY retry, started_at NULLS FIRST, id LIMIT $3`,
+      `SELECT * FROM (SELECT * FROM results WHERE test_id = $1 AND run_id = $2 AND outcome
+                      UNION ALL
+                      SELECT * FROM results WHERE test_id = $1 AND run_id = $2 AND NOT outcome) r
+        ORDER BY retry, started_at NULLS FIRST, id LIMIT $3`,
       [testId, runId, limit],
     );
     return rows.map(toResultEntity);
@@ -333,13 +337,13 @@ export class RunsRepository {
          FROM (SELECT t.id, t.suite, t.name FROM test_cases t
                 WHERE t.project_id = $1${filters.map((f) => ` AND ${f}`).join('')}
                 ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) t
-         LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id AND outcome ORDER BY id DESC LIMIT 1) l ON true
+         LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id AND outcome ORDER BY run_id DESC LIMIT 1) l ON true
          LEFT JOIN LATERAL (
            SELECT bool_or(passed AND failed) OR bool_or(retried_pass) AS flaky FROM (
              SELECT bool_or(r.status = 'PASSED') AS passed, bool_or(r.status IN ('FAILED', 'BROKEN')) AS failed,
                     bool_or((r.status = 'PASSED' AND r.other_statuses & 6 <> 0)
                             OR (r.status IN ('FAILED', 'BROKEN') AND r.other_statuses & 1 <> 0)) AS retried_pass
-               FROM (SELECT * FROM results WHERE test_id = t.id AND outcome ORDER BY id DESC LIMIT 10) r
+               FROM (SELECT * FROM results WHERE test_id = t.id AND outcome ORDER BY run_id DESC LIMIT 10) r
                JOIN runs ru ON ru.id = r.run_id
               GROUP BY COALESCE(ru.attributes->>'commit', '')
            ) per_revision
@@ -362,8 +366,9 @@ export class RunsRepository {
   }
 
   /**
-   * The test's outcomes, one a run, newest first (by ix_results_test_history), each with its run's name and, for a
-   * test attempted more than once in a run, every attempt there, first to last.
+   * The test's outcomes, one a run, newest first (by uq_results_test_run_outcome), each with its run's name and, for
+   * a test attempted more than once in a run, every attempt there, first to last. The page's `id` order is the runs':
+   * a test has one outcome a run, and runs' ids grow with their creation.
    */
   async history(
     testId: string,
@@ -371,7 +376,7 @@ export class RunsRepository {
   ): Promise<[(ResultEntity & { runName: string; attemptRows: ResultEntity[] })[], number]> {
     const [rows, total] = await this.db.getRepository(ResultEntity).findAndCount({
       where: { testId, outcome: true },
-      order: { id: page.sort[0]?.direction ?? 'DESC' },
+      order: { runId: page.sort[0]?.direction ?? 'DESC' },
       skip: page.offset,
       take: page.size,
     });
@@ -382,7 +387,10 @@ export class RunsRepository {
     const retried = rows.filter((r) => r.attempts > 1).map((r) => r.runId);
     const attempts: Record<string, unknown>[] = retried.length
       ? await this.db.query(
-          `SELECT * FROM results WHERE test_id = $1 AND run_id = ANY($2::bigint[]) ORDER BY run_id, retry, started_at NULLS FIRST, id`,
+          `SELECT * FROM (SELECT * FROM results WHERE test_id = $1 AND run_id = ANY($2::bigint[]) AND outcome
+                          UNION ALL
+                          SELECT * FROM results WHERE test_id = $1 AND run_id = ANY($2::bigint[]) AND NOT outcome) r
+            ORDER BY run_id, retry, started_at NULLS FIRST, id`,
           [testId, retried],
         )
       : [];

@@ -5,6 +5,7 @@ import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/en
 import { ResultsWriter, testIdentity } from '../../../src/results/results.writer.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { ResultsWithoutIdIndex1764640000000 } from '../../../migrations/1764640000000-ResultsWithoutIdIndex.js';
+import { OutcomeIndexes1795723200000 } from '../../../migrations/1795723200000-OutcomeIndexes.js';
 
 describe(ResultsWriter.name, () => {
   let database: TestDatabase;
@@ -326,9 +327,14 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     expect(left.every((r) => String(r.run_id) === runs[1].id)).toBe(true);
   });
 
-  it('deleting a test case deletes its results', async () => {
+  it('deleting a test case deletes its results, outcomes and earlier attempts', async () => {
     const { projectId } = await seed();
     const [one] = await db.query(`SELECT id FROM test_cases WHERE project_id = $1 AND name = 'one'`, [projectId]);
+    await db.query(
+      `INSERT INTO results (run_id, project_id, test_id, name, status, outcome)
+         SELECT run_id, project_id, test_id, name, 'FAILED', false FROM results WHERE test_id = $1`,
+      [one.id],
+    );
     await db.query('DELETE FROM test_cases WHERE id = $1', [one.id]);
     const left = await resultsOf(projectId);
     expect(left).toHaveLength(2);
@@ -363,8 +369,23 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
       (r) => r.indexname,
     );
 
-  it('has the four indexes its reads use (by run and status, by test, by UUID, outcomes by run and test), and none on id, which nothing reads by', async () => {
-    expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid', 'uq_results_run_test_outcome']);
+  it('has the indexes its reads use (by run and status, by UUID, by test and run: outcomes and earlier attempts apart), and none on id, which nothing reads by', async () => {
+    expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_attempts', 'uq_results_project_uuid', 'uq_results_test_run_outcome']);
+  });
+
+  it('gets the by-test indexes before outcomes back from OutcomeIndexes down, and the outcome ones again with up', async () => {
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      const migration = new OutcomeIndexes1795723200000();
+      await migration.down(runner);
+      expect(await indexesOf(runner)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid', 'uq_results_run_test_outcome']);
+      await migration.up(runner);
+      expect(await indexesOf(runner)).toEqual(['ix_results_run_status', 'ix_results_test_attempts', 'uq_results_project_uuid', 'uq_results_test_run_outcome']);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
   });
 
   it('gets its primary key back from ResultsWithoutIdIndex down, and loses it again with up', async () => {
