@@ -1,87 +1,14 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { render, screen, waitFor, within } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { MemoryRouter, Route, Routes } from 'react-router';
 import { describe, expect, it, vi } from 'vitest';
-import type {
-  AdminUser,
-  AuditEvent,
-  GroupMember,
-  Member,
-  Page,
-  Project,
-  ProjectRole,
-} from '../src/api/client';
-import { Session } from '../src/api/session';
+import type { AdminUser, AuditEvent, GroupMember, Member, Project, ProjectRole } from '../src/api/client';
 import { AdminAudit } from '../src/pages/admin/Audit';
 import { AdminGroups } from '../src/pages/admin/Groups';
 import { ImportReport } from '../src/pages/projects/ImportReport';
 import { Members } from '../src/pages/projects/Members';
 import { outcomeOf, said, type ActionState } from '../src/ui/outcome';
 import { sortInWords } from '../src/ui/url-state';
-import { SessionProvider } from '../src/session-context';
-
-const json = (status: number, body?: unknown) =>
-  new Response(status === 204 ? null : JSON.stringify(body), {
-    status,
-    headers: { 'Content-Type': 'application/json' },
-  });
-
-const pageOf = <T,>(content: T[]): Page<T> => ({
-  content,
-  page: 0,
-  size: 20,
-  totalElements: content.length,
-  totalPages: 1,
-});
-
-/** A fetch that answers `METHOD /path` (or just `/path` for a GET) through `routes`; records every call. */
-function api(routes: Record<string, (url: URL) => unknown>) {
-  return vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
-    const url = new URL(String(input), 'http://localhost');
-    if (url.pathname === '/api/auth/refresh') {
-      return json(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 });
-    }
-    const method = init?.method ?? 'GET';
-    const route =
-      routes[`${method} ${url.pathname}`] ?? (method === 'GET' ? routes[url.pathname] : undefined);
-    if (!route) {
-      return json(404, { status: 404, error: 'Not Found', message: `${method} ${url.pathname}` });
-    }
-    const answer = route(url);
-    return answer instanceof Response ? answer : json(200, answer);
-  });
-}
-
-const calls = (fetchImpl: ReturnType<typeof api>, method: string, path: string) =>
-  fetchImpl.mock.calls.filter(
-    ([input, init]) =>
-      (init?.method ?? 'GET') === method && new URL(String(input), 'http://localhost').pathname === path,
-  );
-
-function renderAt(
-  path: string,
-  pattern: string,
-  element: React.ReactNode,
-  fetchImpl: ReturnType<typeof api>,
-) {
-  const session = new Session({
-    fetch: fetchImpl as unknown as typeof fetch,
-    locks: { request: (_n, cb) => cb() },
-  });
-  const queries = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  render(
-    <QueryClientProvider client={queries}>
-      <SessionProvider session={session}>
-        <MemoryRouter initialEntries={[path]}>
-          <Routes>
-            <Route path={pattern} element={element} />
-          </Routes>
-        </MemoryRouter>
-      </SessionProvider>
-    </QueryClientProvider>,
-  );
-}
+import { api, json, pageOf, renderAt, requests } from './support';
 
 const project = (role: ProjectRole): Project => ({ id: 7, key: 'WEB', name: 'Web shop', role });
 
@@ -243,7 +170,7 @@ describe('Admin → Groups', () => {
     );
     await user.keyboard('{Enter}');
 
-    expect(calls(fetchImpl, 'PUT', '/api/admin/groups/3/members/42')).toHaveLength(1);
+    expect(requests(fetchImpl, 'PUT', '/api/admin/groups/3/members/42')).toHaveLength(1);
     expect((await screen.findByRole('status')).textContent).toBe('Ada Lovelace (ada@example.com) was added.');
     const list = await screen.findByRole('list', { name: 'Members of QA-Team' });
     expect(within(list).getByText('Ada Lovelace', { selector: '.person > span' })).toBeTruthy();

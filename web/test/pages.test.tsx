@@ -1,25 +1,11 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
-import { act, render, screen, waitFor, within } from '@testing-library/react';
+import { act, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Comparison, FailureGroup, Page, Result, Run, TestChange } from '../src/api/client';
-import { Session } from '../src/api/session';
 import { CompareView } from '../src/pages/projects/ComparePage';
 import { ProjectRuns } from '../src/pages/projects/ProjectRuns';
 import { FailureGroups, RunPage } from '../src/pages/projects/RunPage';
-import { SessionProvider } from '../src/session-context';
-
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-const pageOf = <T,>(content: T[], page = 0, size = 20, totalElements = content.length): Page<T> => ({
-  content,
-  page,
-  size,
-  totalElements,
-  totalPages: Math.ceil(totalElements / size),
-});
+import { api, calls, json, pageOf, renderAt, where } from './support';
 
 const run = (id: number, name = `run ${id}`): Run => ({
   id,
@@ -34,62 +20,6 @@ const run = (id: number, name = `run ${id}`): Run => ({
   stream: 'run',
   newFailures: null,
 });
-
-/**
- * A fetch that answers each API path through `routes` (by path, without the query): a body as 200, or a Response
- * as it is. Records every call.
- */
-function api(routes: Record<string, (url: URL) => unknown>) {
-  return vi.fn(async (input: RequestInfo | URL) => {
-    const url = new URL(String(input), 'http://localhost');
-    if (url.pathname === '/api/auth/refresh') {
-      return json(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 });
-    }
-    const route = routes[url.pathname];
-    if (!route) {
-      return json(404, { status: 404, error: 'Not Found', message: url.pathname });
-    }
-    const answer = route(url);
-    return answer instanceof Response ? answer : json(200, answer);
-  });
-}
-
-const calls = (fetchImpl: ReturnType<typeof api>, path: string) =>
-  fetchImpl.mock.calls
-    .map(([input]) => new URL(String(input), 'http://localhost'))
-    .filter((u) => u.pathname === path);
-
-/** Where the router is: the page's URL query, shown for the test to read. */
-function Where() {
-  const location = useLocation();
-  return <output data-testid="where">{location.search}</output>;
-}
-const where = () => screen.getByTestId('where').textContent;
-
-function renderAt(
-  path: string,
-  pattern: string,
-  element: React.ReactNode,
-  fetchImpl: ReturnType<typeof api>,
-) {
-  const session = new Session({
-    fetch: fetchImpl as unknown as typeof fetch,
-    locks: { request: (_n, cb) => cb() },
-  });
-  const queries = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  render(
-    <QueryClientProvider client={queries}>
-      <SessionProvider session={session}>
-        <MemoryRouter initialEntries={[path]}>
-          <Routes>
-            <Route path={pattern} element={element} />
-          </Routes>
-          <Where />
-        </MemoryRouter>
-      </SessionProvider>
-    </QueryClientProvider>,
-  );
-}
 
 /** A stand-in for the browser's WebSocket: the test plays the service's side of /ws. */
 class FakeSocket {

@@ -1,30 +1,16 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { act, render, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
-import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Page, Result, ResultDetail, Run, RunCounts, Stream } from '../src/api/client';
-import { Session } from '../src/api/session';
+import type { Result, ResultDetail, Run, RunCounts, Stream } from '../src/api/client';
 import { ProjectRuns } from '../src/pages/projects/ProjectRuns';
 import { AttemptBadge } from '../src/pages/projects/run/Attempts';
 import { retriedTests } from '../src/pages/projects/run/PassedOnRetry';
 import { outcomeCounts } from '../src/pages/projects/run/RunSummary';
 import { RunPage } from '../src/pages/projects/RunPage';
-import { SessionProvider } from '../src/session-context';
 import { CiLink, ciLink } from '../src/ui/ci-link';
 import { RelativeTime, relativeTime } from '../src/ui/relative-time';
 import { labelledSplits, passRateRange, runLabel } from '../src/ui/trend-scale';
-
-const json = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), { status, headers: { 'Content-Type': 'application/json' } });
-
-const pageOf = <T,>(content: T[], page = 0, size = 20, totalElements = content.length): Page<T> => ({
-  content,
-  page,
-  size,
-  totalElements,
-  totalPages: Math.max(1, Math.ceil(totalElements / size)),
-});
+import { api, calls, pageOf, renderAt, where } from './support';
 
 const counts = (c: Partial<RunCounts> = {}): RunCounts => ({
   total: 2,
@@ -50,57 +36,6 @@ const run = (id: number, name: string, stream: string, attributes: Record<string
   newFailures: null,
   stream,
 });
-
-function api(routes: Record<string, (url: URL) => unknown>) {
-  return vi.fn(async (input: RequestInfo | URL) => {
-    const url = new URL(String(input), 'http://localhost');
-    if (url.pathname === '/api/auth/refresh') {
-      return json(200, { accessToken: 'jwt', tokenType: 'Bearer', expiresIn: 900 });
-    }
-    const route = routes[url.pathname];
-    if (!route) {
-      return json(404, { status: 404, error: 'Not Found', message: url.pathname });
-    }
-    const answer = route(url);
-    return answer instanceof Response ? answer : json(200, answer);
-  });
-}
-
-const calls = (fetchImpl: ReturnType<typeof api>, path: string) =>
-  fetchImpl.mock.calls
-    .map(([input]) => new URL(String(input), 'http://localhost'))
-    .filter((u) => u.pathname === path);
-
-function Where() {
-  const location = useLocation();
-  return <output data-testid="where">{location.search}</output>;
-}
-const where = () => screen.getByTestId('where').textContent;
-
-function renderAt(
-  path: string,
-  pattern: string,
-  element: React.ReactNode,
-  fetchImpl: ReturnType<typeof api>,
-) {
-  const session = new Session({
-    fetch: fetchImpl as unknown as typeof fetch,
-    locks: { request: (_n, cb) => cb() },
-  });
-  const queries = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  render(
-    <QueryClientProvider client={queries}>
-      <SessionProvider session={session}>
-        <MemoryRouter initialEntries={[path]}>
-          <Routes>
-            <Route path={pattern} element={element} />
-          </Routes>
-          <Where />
-        </MemoryRouter>
-      </SessionProvider>
-    </QueryClientProvider>,
-  );
-}
 
 /** A WebSocket that never connects: these pages' live updates are tested in pages.test.tsx. */
 class QuietSocket {
