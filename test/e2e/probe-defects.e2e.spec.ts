@@ -483,8 +483,11 @@ describe('Defects found by probing the running service', () => {
         }
       }
       const [k, f] = [median(times.known), median(times.fresh)];
-      // Before: 2.5 ms for a known address against 4.4 ms for a new one on register.
-      expect(Math.abs(k - f)).toBeLessThan(Math.max(1, 0.25 * Math.min(k, f)));
+      // Compared pair by pair (the two requests of a pair run back to back), so that a machine whose load changes
+      // during the test moves both sides of each difference alike. Before: 2.5 ms for a known address against
+      // 4.4 ms for a new one on register.
+      const gap = median(times.known.map((t, i) => t - times.fresh[i]));
+      expect(Math.abs(gap)).toBeLessThan(Math.max(1, 0.25 * Math.min(k, f)));
     });
   });
 
