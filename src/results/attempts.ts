@@ -89,6 +89,8 @@ export interface AttemptPlan {
   delta: RunCounts;
   /** Whether any row differs from a lone first attempt (outcome, 1 attempt, no other statuses). */
   repeats: boolean;
+  /** Each test's outcome once the batch is stored, a test once, in the order of its first attempt in the batch. */
+  outcomes: { testId: string; status: ResultStatus; otherStatuses: number }[];
 }
 
 /**
@@ -98,6 +100,7 @@ export interface AttemptPlan {
 export function planAttempts(attempts: Attempt[], stored: ReadonlyMap<string, StoredOutcome>): AttemptPlan {
   const rows: AttemptPlan['rows'] = attempts.map(() => ({ outcome: false, attempts: 1, otherStatuses: 0 }));
   const updates: AttemptPlan['updates'] = [];
+  const outcomes: AttemptPlan['outcomes'] = [];
   const delta = noRunCounts();
   delta.attempts = attempts.length;
   let repeats = false;
@@ -134,21 +137,36 @@ export function planAttempts(attempts: Attempt[], stored: ReadonlyMap<string, St
     if (!old) {
       rows[best] = { outcome: true, attempts: indexes.length, otherStatuses: othersOfBatch };
       countOutcome(delta, attempts[best].status, othersOfBatch, 1);
+      outcomes.push({ testId, status: attempts[best].status, otherStatuses: othersOfBatch });
       continue;
     }
     countOutcome(delta, old.status, old.otherStatuses, -1);
     if (after(attempts[best], old)) {
       const otherStatuses = old.otherStatuses | STATUS_BITS[old.status] | othersOfBatch;
       rows[best] = { outcome: true, attempts: old.attempts + indexes.length, otherStatuses };
-      updates.push({ id: old.id, testId, outcome: false, attempts: old.attempts, otherStatuses: old.otherStatuses });
+      updates.push({
+        id: old.id,
+        testId,
+        outcome: false,
+        attempts: old.attempts,
+        otherStatuses: old.otherStatuses,
+      });
       countOutcome(delta, attempts[best].status, otherStatuses, 1);
+      outcomes.push({ testId, status: attempts[best].status, otherStatuses });
     } else {
       const otherStatuses = old.otherStatuses | bits;
-      updates.push({ id: old.id, testId, outcome: true, attempts: old.attempts + indexes.length, otherStatuses });
+      updates.push({
+        id: old.id,
+        testId,
+        outcome: true,
+        attempts: old.attempts + indexes.length,
+        otherStatuses,
+      });
       countOutcome(delta, old.status, otherStatuses, 1);
+      outcomes.push({ testId, status: old.status, otherStatuses });
     }
   }
-  return { rows, updates, delta, repeats };
+  return { rows, updates, delta, repeats, outcomes };
 }
 
 /** Counts added up. */

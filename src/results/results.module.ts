@@ -3,14 +3,15 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from '../access/access.module.js';
 import { ProjectLocator } from '../access/project-locator.js';
 import { ResultEntity, RunEntity, TestCaseEntity } from './entities.js';
+import { ResultsObservers } from './results-observers.js';
 import { ResultsService } from './results.service.js';
 import { ResultsWriter } from './results.writer.js';
 import { RunsRepository } from './runs.repository.js';
 
 @Module({
   imports: [AccessModule, TypeOrmModule.forFeature([RunEntity, ResultEntity, TestCaseEntity])],
-  providers: [RunsRepository, ResultsWriter, ResultsService],
-  exports: [RunsRepository, ResultsWriter, ResultsService],
+  providers: [RunsRepository, ResultsObservers, ResultsWriter, ResultsService],
+  exports: [RunsRepository, ResultsObservers, ResultsWriter, ResultsService],
 })
 export class ResultsModule implements OnModuleInit {
   constructor(

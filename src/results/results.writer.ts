@@ -18,12 +18,10 @@ import {
 } from './attempts.js';
 import type { ResultStatus } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
+import { type RunRef, ResultsObservers, type StoredResult, type TestOutcome } from './results-observers.js';
 import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
 
-export interface RunRef {
-  id: string;
-  projectId: string;
-}
+export type { RunRef } from './results-observers.js';
 
 export interface WriteOutcome {
   /** Ids of the stored results in input order; null where a result with that UUID already existed. */
@@ -273,6 +271,8 @@ const MAX_TRIES = 5;
 export class ResultsWriter {
   private readonly testCaseCache = new TestCaseIdCache(200_000);
 
+  constructor(private readonly observers: ResultsObservers) {}
+
   async write(tx: EntityManager, run: RunRef, items: ResultInput[]): Promise<WriteOutcome> {
     if (!items.length) {
       return { ids: [], counts: await this.counts(tx, run.id), learned: [], formatStripped: 0 };
@@ -290,12 +290,12 @@ export class ResultsWriter {
     // unique indexes (UUID; one outcome a run and test) say when it is not so.
     const plan = planAttempts(attempts, new Map());
     const text = resultRows(run, items, fresh, ids, testIds, plan.repeats ? plan.rows : undefined);
-    let written: { stored: (string | null)[]; delta: RunCounts } | undefined;
+    let written: Written | undefined;
     await tx.query('SAVEPOINT results_copy');
     try {
       await copyIn(tx, `COPY results (${plan.repeats ? OUTCOME_COLUMNS : COLUMNS}) FROM STDIN`, text);
       await tx.query('RELEASE SAVEPOINT results_copy');
-      written = { stored: ids, delta: plan.delta };
+      written = { stored: ids, delta: plan.delta, outcomes: plan.outcomes };
     } catch (error) {
       if (!isUniqueViolation(error)) {
         throw error;
@@ -307,10 +307,23 @@ export class ResultsWriter {
     written ??= await this.writeAgainstStored(tx, run, items, fresh, ids, testIds, attempts);
 
     const storedIds: (string | null)[] = items.map(() => null);
+    const batch: StoredResult[] = [];
     fresh.forEach((index, k) => {
-      storedIds[index] = written.stored[k];
+      const id = written.stored[k];
+      storedIds[index] = id;
+      if (id !== null) {
+        batch.push({ id, testId: testIds[index], input: items[index] });
+      }
     });
-    return { ids: storedIds, counts: await this.addCounts(tx, run.id, written.delta), learned, formatStripped };
+    // Derived state, in this transaction, before the run's row is locked by the counts (held to the commit).
+    await this.observers.resultsStored(run, batch)?.(tx);
+    await this.observers.outcomesSettled(tx, run, written.outcomes);
+    return {
+      ids: storedIds,
+      counts: await this.addCounts(tx, run.id, written.delta),
+      learned,
+      formatStripped,
+    };
   }
 
   /**
@@ -330,7 +343,7 @@ export class ResultsWriter {
     ids: string[],
     testIds: string[],
     attempts: Attempt[],
-  ): Promise<{ stored: (string | null)[]; delta: RunCounts }> {
+  ): Promise<Written> {
     for (let tries = 1; ; tries++) {
       let keep = fresh.map((_, k) => k);
       if (items.some((r) => r.uuid)) {
@@ -345,7 +358,7 @@ export class ResultsWriter {
       }
       const stored: (string | null)[] = fresh.map(() => null);
       if (!keep.length) {
-        return { stored, delta: noRunCounts() };
+        return { stored, delta: noRunCounts(), outcomes: [] };
       }
       const outcomes = await this.storedOutcomes(tx, run.id, [
         ...new Set(keep.map((k) => attempts[k].testId)),
@@ -394,7 +407,7 @@ export class ResultsWriter {
         text.release();
       }
       keep.forEach((k) => (stored[k] = ids[k]));
-      return { stored, delta: plan.delta };
+      return { stored, delta: plan.delta, outcomes: plan.outcomes };
     }
   }
 
@@ -455,6 +468,8 @@ export class ResultsWriter {
     // (Test ids as numbers: small integers, held as such by a Set.)
     const seen = new Set<number>();
     const repeated = new Set<number>();
+    // For the observers of outcomes: each test's first status (its outcome, unless it was repeated).
+    const firstStatus = this.observers.wantOutcomes ? new Map<number, ResultStatus>() : undefined;
     // With repeatsAreTests: how many tests of one suite and name the run has so far, for those with more than one.
     const occurrences = new Map<number, number>();
     let firstId: string | undefined;
@@ -514,6 +529,7 @@ export class ResultsWriter {
           const testId = Number(testIds[i]);
           if (!seen.has(testId)) {
             seen.add(testId);
+            firstStatus?.set(testId, items[i].status);
             countOutcome(counts, items[i].status, 0, 1);
           } else {
             repeated.add(testId);
@@ -530,18 +546,35 @@ export class ResultsWriter {
           firsts,
         );
         const columns = firsts ? OUTCOME_COLUMNS : COLUMNS;
+        const work = this.observers.wantResults
+          ? this.observers.resultsStored(
+              run,
+              items.map((input, i) => ({ id: ids[i], testId: testIds[i], input })),
+            )
+          : undefined;
         beforeLast = last;
         last = last
           .then(() => copyIn(tx, `COPY results (${columns}) FROM STDIN`, text))
-          .then(() => text.release());
+          .then(() => text.release())
+          .then(() => work?.(tx));
         // Awaited by a later add or by finish; no unhandled rejection meanwhile.
         last.catch(() => undefined);
         return { ...counts };
       },
       finish: async () => {
         await last;
-        if (repeated.size) {
-          addUp(counts, await this.settleAttempts(tx, run.id, [...repeated], firstId!));
+        const settled = repeated.size
+          ? await this.settleAttempts(tx, run.id, [...repeated], firstId!)
+          : { delta: noRunCounts(), outcomes: [] };
+        addUp(counts, settled.delta);
+        if (firstStatus) {
+          const outcomes: TestOutcome[] = settled.outcomes;
+          for (const [testId, status] of firstStatus) {
+            if (!repeated.has(testId)) {
+              outcomes.push({ testId: String(testId), status, otherStatuses: 0 });
+            }
+          }
+          await this.observers.outcomesSettled(tx, run, outcomes);
         }
         return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped };
       },
@@ -749,14 +782,14 @@ export class ResultsWriter {
    * as its outcome: the last attempt becomes the outcome, with the number of attempts and the other statuses.
    * Reads only these tests' rows of the run, by test and run: outcomes and earlier attempts apart, as each kind has
    * its index (uq_results_test_run_outcome, ix_results_test_attempts).
-   * Returns the change to the counts that took each first row as its test's outcome.
+   * Returns the change to the counts that took each first row as its test's outcome, and these tests' outcomes.
    */
   private async settleAttempts(
     tx: EntityManager,
     runId: string,
     testIds: number[],
     firstId: string,
-  ): Promise<RunCounts> {
+  ): Promise<{ delta: RunCounts; outcomes: TestOutcome[] }> {
     const rows: {
       test_id: string;
       first_id: string;
@@ -804,10 +837,23 @@ export class ResultsWriter {
         `UPDATE results r SET outcome = true, attempts = u.attempts, other_statuses = u.other_statuses
            FROM unnest($1::bigint[], $2::int[], $3::smallint[], $4::bigint[]) AS u(id, attempts, other_statuses, test_id)
           WHERE r.test_id = u.test_id AND r.run_id = $5 AND ${outcome ? '' : 'NOT '}r.outcome AND r.id = u.id`,
-        [last.map((r) => r.last_id), last.map((r) => r.attempts), last.map((r) => r.other_statuses), last.map((r) => r.test_id), runId],
+        [
+          last.map((r) => r.last_id),
+          last.map((r) => r.attempts),
+          last.map((r) => r.other_statuses),
+          last.map((r) => r.test_id),
+          runId,
+        ],
       );
     }
-    return delta;
+    return {
+      delta,
+      outcomes: rows.map((r) => ({
+        testId: String(r.test_id),
+        status: r.last_status,
+        otherStatuses: r.other_statuses,
+      })),
+    };
   }
 
   /**
@@ -846,6 +892,13 @@ export class ResultsWriter {
     ]);
     return toCounts(rows[0]);
   }
+}
+
+/** What a batch stored: ids (null where skipped), the change to the run's counts, and its tests' outcomes after it. */
+interface Written {
+  stored: (string | null)[];
+  delta: RunCounts;
+  outcomes: TestOutcome[];
 }
 
 const COUNT_COLUMNS =

@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/entities.js';
 import { ResultsWriter, testIdentity } from '../../../src/results/results.writer.js';
+import { ResultsObservers, type TestOutcome } from '../../../src/results/results-observers.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { ResultsWithoutIdIndex1764640000000 } from '../../../migrations/1764640000000-ResultsWithoutIdIndex.js';
 import { OutcomeIndexes1795723200000 } from '../../../migrations/1795723200000-OutcomeIndexes.js';
@@ -10,7 +11,7 @@ import { OutcomeIndexes1795723200000 } from '../../../migrations/1795723200000-O
 describe(ResultsWriter.name, () => {
   let database: TestDatabase;
   let db: DataSource;
-  const sut = new ResultsWriter();
+  const sut = new ResultsWriter(new ResultsObservers());
   let projectId: string;
 
   beforeAll(async () => {
@@ -24,23 +25,43 @@ describe(ResultsWriter.name, () => {
     await database.drop();
   });
 
-  const newRun = async () => db.getRepository(RunEntity).save({ projectId, name: 'r', startedAt: new Date(), attributes: {} });
+  const newRun = async () =>
+    db.getRepository(RunEntity).save({ projectId, name: 'r', startedAt: new Date(), attributes: {} });
 
   it('returns ids in input order and keeps counts', async () => {
     const run = await newRun();
-    const items = Array.from({ length: 300 }, (_, i) => ({ name: `t${i}`, suite: 's', status: i % 3 ? ('PASSED' as const) : ('SKIPPED' as const) }));
+    const items = Array.from({ length: 300 }, (_, i) => ({
+      name: `t${i}`,
+      suite: 's',
+      status: i % 3 ? ('PASSED' as const) : ('SKIPPED' as const),
+    }));
     const outcome = await db.transaction((tx) => sut.write(tx, run, items));
     const rows = await db.getRepository(ResultEntity).findBy({ runId: run.id });
     const nameOf = new Map(rows.map((r) => [r.id, r.name]));
     expect(outcome.ids.map((id) => nameOf.get(id!))).toEqual(items.map((i) => i.name));
-    expect(outcome.counts).toEqual({ total: 300, passed: 200, failed: 0, broken: 0, skipped: 100, passedOnRetry: 0, attempts: 300 });
+    expect(outcome.counts).toEqual({
+      total: 300,
+      passed: 200,
+      failed: 0,
+      broken: 0,
+      skipped: 100,
+      passedOnRetry: 0,
+      attempts: 300,
+    });
   });
 
   it('takes result ids in blocks of 100: one nextval() a block, unique and rising in input order', async () => {
-    const [{ increment }] = await db.query(`SELECT seqincrement AS increment FROM pg_sequence WHERE seqrelid = 'results_id_seq'::regclass`);
+    const [{ increment }] = await db.query(
+      `SELECT seqincrement AS increment FROM pg_sequence WHERE seqrelid = 'results_id_seq'::regclass`,
+    );
     expect(Number(increment)).toBe(100);
     const [a, b] = [await newRun(), await newRun()];
-    const items = (tag: string, n: number) => Array.from({ length: n }, (_, i) => ({ name: `${tag}${i}`, suite: 'blocks', status: 'PASSED' as const }));
+    const items = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `${tag}${i}`,
+        suite: 'blocks',
+        status: 'PASSED' as const,
+      }));
     // Two writers at once, needing 15 blocks (1500 rows) and 25 (2500): no id shared.
     const [one, two] = await Promise.all([
       db.transaction((tx) => sut.write(tx, a, items('a', 1500))),
@@ -57,7 +78,10 @@ describe(ResultsWriter.name, () => {
     }
     const all = [...one.ids, ...two.ids];
     expect(new Set(all).size).toBe(4000);
-    const stored: { id: string; name: string }[] = await db.query('SELECT id, name FROM results WHERE run_id = ANY($1::bigint[])', [[a.id, b.id]]);
+    const stored: { id: string; name: string }[] = await db.query(
+      'SELECT id, name FROM results WHERE run_id = ANY($1::bigint[])',
+      [[a.id, b.id]],
+    );
     const nameOf = new Map(stored.map((r) => [String(r.id), r.name]));
     expect(one.ids.map((id) => nameOf.get(id!))).toEqual(items('a', 1500).map((i) => i.name));
     expect(two.ids.map((id) => nameOf.get(id!))).toEqual(items('b', 2500).map((i) => i.name));
@@ -80,18 +104,38 @@ describe(ResultsWriter.name, () => {
     expect(outcome.ids[1]).not.toBeNull();
     expect(outcome.ids[2]).toBeNull();
     expect(outcome.ids[3]).not.toBeNull();
-    expect(outcome.counts).toEqual({ total: 3, passed: 1, failed: 1, broken: 1, skipped: 0, passedOnRetry: 0, attempts: 3 });
+    expect(outcome.counts).toEqual({
+      total: 3,
+      passed: 1,
+      failed: 1,
+      broken: 1,
+      skipped: 0,
+      passedOnRetry: 0,
+      attempts: 3,
+    });
   });
 
   it('gives a test one identity across runs: suite + name, or the explicit testId', async () => {
     const first = await newRun();
     const second = await newRun();
-    await db.transaction((tx) => sut.write(tx, first, [{ name: 'same', suite: 'S', status: 'PASSED' }, { testId: 'ID-9', name: 'old', status: 'PASSED' }]));
-    await db.transaction((tx) => sut.write(tx, second, [{ name: 'same', suite: 'S', status: 'FAILED' }, { testId: 'ID-9', name: 'renamed', status: 'FAILED' }]));
+    await db.transaction((tx) =>
+      sut.write(tx, first, [
+        { name: 'same', suite: 'S', status: 'PASSED' },
+        { testId: 'ID-9', name: 'old', status: 'PASSED' },
+      ]),
+    );
+    await db.transaction((tx) =>
+      sut.write(tx, second, [
+        { name: 'same', suite: 'S', status: 'FAILED' },
+        { testId: 'ID-9', name: 'renamed', status: 'FAILED' },
+      ]),
+    );
     const cases = await db.getRepository(TestCaseEntity).findBy({ projectId });
     const same = cases.filter((c) => c.identity === testIdentity({ name: 'same', suite: 'S' }));
     expect(same).toHaveLength(1);
-    const history = await db.getRepository(ResultEntity).find({ where: { testId: same[0].id }, order: { id: 'ASC' } });
+    const history = await db
+      .getRepository(ResultEntity)
+      .find({ where: { testId: same[0].id }, order: { id: 'ASC' } });
     expect(history.map((r) => [r.runId, r.status])).toEqual([
       [first.id, 'PASSED'],
       [second.id, 'FAILED'],
@@ -177,7 +221,13 @@ describe(ResultsWriter.name, () => {
       const run = await newRun();
       // Batches of new tests and batches repeating earlier ones (cached in the writer only after a commit:
       // looked up, or created, within the transaction), each added while the COPY before it may still run.
-      const batches = [batchOf(0, 300), batchOf(300, 600), batchOf(0, 300), batchOf(600, 900), batchOf(300, 600)];
+      const batches = [
+        batchOf(0, 300),
+        batchOf(300, 600),
+        batchOf(0, 300),
+        batchOf(600, 900),
+        batchOf(300, 600),
+      ];
       const { counts, added } = await db.transaction(async (tx) => {
         const writer = sut.openRun(tx, run, 10_000);
         const added = [];
@@ -187,8 +237,22 @@ describe(ResultsWriter.name, () => {
         return { ...(await writer.finish()), added };
       });
       // A test met again in the run is another attempt of it: counted once, by its last attempt.
-      expect(added.map((c) => [c.total, c.attempts])).toEqual([[300, 300], [600, 600], [600, 900], [900, 1200], [900, 1500]]);
-      expect(counts).toEqual({ total: 900, passed: 675, failed: 225, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 1500 });
+      expect(added.map((c) => [c.total, c.attempts])).toEqual([
+        [300, 300],
+        [600, 600],
+        [600, 900],
+        [900, 1200],
+        [900, 1500],
+      ]);
+      expect(counts).toEqual({
+        total: 900,
+        passed: 675,
+        failed: 225,
+        broken: 0,
+        skipped: 0,
+        passedOnRetry: 0,
+        attempts: 1500,
+      });
       const stored: { id: string; name: string; message: string; test_id: string }[] = await db.query(
         'SELECT id, name, message, test_id FROM results WHERE run_id = $1 ORDER BY id',
         [run.id],
@@ -200,7 +264,9 @@ describe(ResultsWriter.name, () => {
       const caseOf = new Map(cases.map((c) => [c.name, c.id]));
       expect(stored.every((r) => String(r.test_id) === caseOf.get(r.name))).toBe(true);
       const row = await db.getRepository(RunEntity).findOneByOrFail({ id: run.id });
-      expect([row.countTotal, row.countPassed, row.countFailed, row.countAttempts]).toEqual([900, 675, 225, 1500]);
+      expect([row.countTotal, row.countPassed, row.countFailed, row.countAttempts]).toEqual([
+        900, 675, 225, 1500,
+      ]);
     });
 
     it('fails the run when a COPY fails, storing nothing, and settles before the rollback', async () => {
@@ -211,7 +277,9 @@ describe(ResultsWriter.name, () => {
           const writer = sut.openRun(tx, run, 10);
           try {
             // PostgreSQL refuses a NUL byte in text: the COPY of this batch fails after add has returned.
-            await writer.add([{ name: 'fine', suite: 'Broken', status: 'PASSED', message: 'nul \u0000 here' }]);
+            await writer.add([
+              { name: 'fine', suite: 'Broken', status: 'PASSED', message: 'nul \u0000 here' },
+            ]);
             await writer.add(batchOf(1000, 1010));
             await writer.add(batchOf(1010, 1020));
             await writer.finish();
@@ -247,8 +315,125 @@ describe(ResultsWriter.name, () => {
     it('takes results without UUIDs only', async () => {
       const run = await newRun();
       await expect(
-        db.transaction((tx) => sut.openRun(tx, run, 10).add([{ uuid: randomUUID(), name: 'u', status: 'PASSED' }])),
+        db.transaction((tx) =>
+          sut.openRun(tx, run, 10).add([{ uuid: randomUUID(), name: 'u', status: 'PASSED' }]),
+        ),
       ).rejects.toThrow('without UUIDs');
+    });
+  });
+
+  describe('observers (derived state in the batch transaction)', () => {
+    const observers = new ResultsObservers();
+    const observed = new ResultsWriter(observers);
+    const seen: { stored: { name: string; testId: string; id: string }[][]; outcomes: TestOutcome[][] } = {
+      stored: [],
+      outcomes: [],
+    };
+    beforeAll(async () => {
+      await db.query('CREATE TABLE observed (run_id bigint, n int)');
+      observers.register({
+        resultsStored: (run, batch) => {
+          const names = batch.map((r) => ({ name: r.input.name, testId: r.testId, id: r.id }));
+          return async (tx) => {
+            // Runs after the batch's results are stored, on the batch's transaction.
+            const [{ n }] = await tx.query('SELECT count(*)::int AS n FROM results WHERE run_id = $1', [
+              run.id,
+            ]);
+            await tx.query('INSERT INTO observed VALUES ($1, $2)', [run.id, n]);
+            seen.stored.push(names);
+          };
+        },
+        outcomesSettled: async (_tx, _run, outcomes) => {
+          seen.outcomes.push([...outcomes].sort((a, b) => Number(a.testId) - Number(b.testId)));
+        },
+      });
+    });
+    beforeEach(() => {
+      seen.stored = [];
+      seen.outcomes = [];
+    });
+    const statusById = (outcomes: TestOutcome[], ids: Map<string, string>) =>
+      Object.fromEntries(outcomes.map((o) => [ids.get(o.testId), [o.status, o.otherStatuses]]));
+    const testNames = async (runId: string) =>
+      new Map<string, string>(
+        (await db.query('SELECT DISTINCT test_id, name FROM results WHERE run_id = $1', [runId])).map(
+          (r: { test_id: string; name: string }) => [String(r.test_id), r.name],
+        ),
+      );
+
+    it('gives each batch to the observers once stored, and each test once with its outcome (attempts weighed, also against stored ones)', async () => {
+      const run = await newRun();
+      await db.transaction((tx) =>
+        observed.write(tx, run, [
+          { name: 'a', status: 'FAILED' },
+          { name: 'a', status: 'PASSED', retry: 1 },
+          { name: 'b', status: 'BROKEN' },
+        ]),
+      );
+      // A late attempt of b (stored outcome weighed) and an earlier one of a, which stays PASSED.
+      await db.transaction((tx) =>
+        observed.write(tx, run, [
+          { name: 'b', status: 'PASSED', retry: 1 },
+          { name: 'a', status: 'FAILED', retry: 0 },
+        ]),
+      );
+      expect(seen.stored.map((b) => b.map((r) => r.name))).toEqual([
+        ['a', 'a', 'b'],
+        ['b', 'a'],
+      ]);
+      const [{ rows }] = await db.query(
+        'SELECT array_agg(n ORDER BY n) AS rows FROM observed WHERE run_id = $1',
+        [run.id],
+      );
+      expect(rows).toEqual([3, 5]);
+      const names = await testNames(run.id);
+      expect(seen.outcomes.map((o) => statusById(o, names))).toEqual([
+        { a: ['PASSED', 2], b: ['BROKEN', 0] },
+        { a: ['PASSED', 2], b: ['PASSED', 4] },
+      ]);
+    });
+
+    it("rolls the observers' writes back with the batch", async () => {
+      const run = await newRun();
+      await expect(
+        db.transaction(async (tx) => {
+          await observed.write(tx, run, [{ name: 'x', status: 'PASSED' }]);
+          throw new Error('later failure');
+        }),
+      ).rejects.toThrow('later failure');
+      expect(await db.query('SELECT * FROM observed WHERE run_id = $1', [run.id])).toEqual([]);
+    });
+
+    it('gives a run written whole each batch after its COPY, and every test once at the finish', async () => {
+      const run = await newRun();
+      await db.transaction(async (tx) => {
+        const writer = observed.openRun(tx, run, 100);
+        await writer.add([
+          { name: 'p', status: 'PASSED' },
+          { name: 'q', status: 'FAILED' },
+        ]);
+        await writer.add([
+          { name: 'q', status: 'PASSED', retry: 1 },
+          { name: 's', status: 'SKIPPED' },
+        ]);
+        await writer.finish();
+      });
+      expect(seen.stored.map((b) => b.map((r) => r.name))).toEqual([
+        ['p', 'q'],
+        ['q', 's'],
+      ]);
+      expect(seen.stored.flat().every((r) => /^\d+$/.test(r.id))).toBe(true);
+      const [{ rows }] = await db.query(
+        'SELECT array_agg(n ORDER BY n) AS rows FROM observed WHERE run_id = $1',
+        [run.id],
+      );
+      expect(rows).toEqual([2, 4]);
+      expect(seen.outcomes).toHaveLength(1);
+      expect(statusById(seen.outcomes[0], await testNames(run.id))).toEqual({
+        p: ['PASSED', 0],
+        q: ['PASSED', 2],
+        s: ['SKIPPED', 0],
+      });
     });
   });
 
@@ -256,7 +441,12 @@ describe(ResultsWriter.name, () => {
     const run = await newRun();
     await db.query('DELETE FROM runs WHERE id = $1', [run.id]);
     await expect(
-      db.transaction((tx) => sut.write(tx, run, [{ name: 'orphan', status: 'PASSED' }, { uuid: randomUUID(), name: 'orphan 2', status: 'PASSED' }])),
+      db.transaction((tx) =>
+        sut.write(tx, run, [
+          { name: 'orphan', status: 'PASSED' },
+          { uuid: randomUUID(), name: 'orphan 2', status: 'PASSED' },
+        ]),
+      ),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
   });
@@ -286,7 +476,7 @@ describe(ResultsWriter.name, () => {
 describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)', () => {
   let database: TestDatabase;
   let db: DataSource;
-  const writer = new ResultsWriter();
+  const writer = new ResultsWriter(new ResultsObservers());
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -300,7 +490,9 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
   let seq = 0;
   const seed = async () => {
     seq += 1;
-    const [{ id }] = await db.query(`INSERT INTO projects (key, name) VALUES ($1, 'fk') RETURNING id`, [`FK${seq}`]);
+    const [{ id }] = await db.query(`INSERT INTO projects (key, name) VALUES ($1, 'fk') RETURNING id`, [
+      `FK${seq}`,
+    ]);
     const projectId = String(id);
     const runs = await db.getRepository(RunEntity).save([
       { projectId, name: 'a', startedAt: new Date(), attributes: {} },
@@ -317,7 +509,10 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     return { projectId, runs };
   };
   const resultsOf = (projectId: string) =>
-    db.query<{ run_id: string; test_id: string }[]>('SELECT run_id, test_id FROM results WHERE project_id = $1', [projectId]);
+    db.query<{ run_id: string; test_id: string }[]>(
+      'SELECT run_id, test_id FROM results WHERE project_id = $1',
+      [projectId],
+    );
 
   it('deleting a run deletes its results, and only those', async () => {
     const { projectId, runs } = await seed();
@@ -329,7 +524,9 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
 
   it('deleting a test case deletes its results, outcomes and earlier attempts', async () => {
     const { projectId } = await seed();
-    const [one] = await db.query(`SELECT id FROM test_cases WHERE project_id = $1 AND name = 'one'`, [projectId]);
+    const [one] = await db.query(`SELECT id FROM test_cases WHERE project_id = $1 AND name = 'one'`, [
+      projectId,
+    ]);
     await db.query(
       `INSERT INTO results (run_id, project_id, test_id, name, status, outcome)
          SELECT run_id, project_id, test_id, name, 'FAILED', false FROM results WHERE test_id = $1`,
@@ -350,27 +547,39 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
 
   it('keeps a UUID unique within a project, and allows any number of results without one (attempts beside the outcome)', async () => {
     const { projectId, runs } = await seed();
-    const [{ uuid }] = await db.query('SELECT uuid FROM results WHERE project_id = $1 AND uuid IS NOT NULL LIMIT 1', [projectId]);
-    const [{ test_id }] = await db.query('SELECT test_id FROM results WHERE project_id = $1 LIMIT 1', [projectId]);
+    const [{ uuid }] = await db.query(
+      'SELECT uuid FROM results WHERE project_id = $1 AND uuid IS NOT NULL LIMIT 1',
+      [projectId],
+    );
+    const [{ test_id }] = await db.query('SELECT test_id FROM results WHERE project_id = $1 LIMIT 1', [
+      projectId,
+    ]);
     const insert = (u: string | null) =>
-      db.query(`INSERT INTO results (run_id, project_id, test_id, uuid, name, status, outcome) VALUES ($1, $2, $3, $4, 'x', 'PASSED', false)`, [
-        runs[1].id,
-        projectId,
-        test_id,
-        u,
-      ]);
-    await expect(insert(uuid)).rejects.toMatchObject({ driverError: expect.objectContaining({ code: '23505' }) });
+      db.query(
+        `INSERT INTO results (run_id, project_id, test_id, uuid, name, status, outcome) VALUES ($1, $2, $3, $4, 'x', 'PASSED', false)`,
+        [runs[1].id, projectId, test_id, u],
+      );
+    await expect(insert(uuid)).rejects.toMatchObject({
+      driverError: expect.objectContaining({ code: '23505' }),
+    });
     await insert(null);
     await insert(null);
   });
 
   const indexesOf = async (runner: { query: DataSource['query'] }) =>
-    (await runner.query<{ indexname: string }[]>(`SELECT indexname FROM pg_indexes WHERE tablename = 'results' ORDER BY indexname`)).map(
-      (r) => r.indexname,
-    );
+    (
+      await runner.query<{ indexname: string }[]>(
+        `SELECT indexname FROM pg_indexes WHERE tablename = 'results' ORDER BY indexname`,
+      )
+    ).map((r) => r.indexname);
 
   it('has the indexes its reads use (by run and status, by UUID, by test and run: outcomes and earlier attempts apart), and none on id, which nothing reads by', async () => {
-    expect(await indexesOf(db)).toEqual(['ix_results_run_status', 'ix_results_test_attempts', 'uq_results_project_uuid', 'uq_results_test_run_outcome']);
+    expect(await indexesOf(db)).toEqual([
+      'ix_results_run_status',
+      'ix_results_test_attempts',
+      'uq_results_project_uuid',
+      'uq_results_test_run_outcome',
+    ]);
   });
 
   it('gets the by-test indexes before outcomes back from OutcomeIndexes down, and the outcome ones again with up', async () => {
@@ -379,9 +588,19 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     try {
       const migration = new OutcomeIndexes1795723200000();
       await migration.down(runner);
-      expect(await indexesOf(runner)).toEqual(['ix_results_run_status', 'ix_results_test_history', 'uq_results_project_uuid', 'uq_results_run_test_outcome']);
+      expect(await indexesOf(runner)).toEqual([
+        'ix_results_run_status',
+        'ix_results_test_history',
+        'uq_results_project_uuid',
+        'uq_results_run_test_outcome',
+      ]);
       await migration.up(runner);
-      expect(await indexesOf(runner)).toEqual(['ix_results_run_status', 'ix_results_test_attempts', 'uq_results_project_uuid', 'uq_results_test_run_outcome']);
+      expect(await indexesOf(runner)).toEqual([
+        'ix_results_run_status',
+        'ix_results_test_attempts',
+        'uq_results_project_uuid',
+        'uq_results_test_run_outcome',
+      ]);
     } finally {
       await runner.rollbackTransaction();
       await runner.release();

@@ -1,0 +1,101 @@
+import { Injectable } from '@nestjs/common';
+import type { EntityManager } from 'typeorm';
+import type { ResultStatus } from './entities.js';
+import type { ResultInput } from './result-input.js';
+
+/** The run a write goes to. */
+export interface RunRef {
+  id: string;
+  projectId: string;
+}
+
+/** One stored result of a batch: its id, its test case, and what was sent. */
+export interface StoredResult {
+  id: string;
+  testId: string;
+  input: ResultInput;
+}
+
+/** A test's outcome in a run once a write has settled it (see attempts.ts). */
+export interface TestOutcome {
+  testId: string;
+  status: ResultStatus;
+  /** The statuses of the test's other attempts in the run, as bits (attempts.ts, STATUS_BITS). */
+  otherStatuses: number;
+}
+
+/** The work an observer does for a batch once its results are stored, inside the batch's transaction. */
+export type BatchWork = (tx: EntityManager) => Promise<void>;
+
+/**
+ * State derived from results that must be exact with them (DESIGN.md, "Derived state"): a test case's recent
+ * outcomes and health, a failure signature's counts. The results writer calls its observers inside the batch's
+ * transaction, so such state commits or rolls back with the results; everything that may lag (live events, gate
+ * evaluation, notifications) belongs after the commit instead. An observer touches only the rows of its batch,
+ * never a scan of a project's history, in a stable order (by id) so that two writers cannot deadlock on them.
+ */
+export interface ResultsObserver {
+  /**
+   * A batch of results about to be stored (repeats of a UUID already stored are left out), given synchronously
+   * while its inputs are at hand: the observer takes what it needs of them (the inputs are let go right after)
+   * and answers the work to run once the batch's results are stored, or nothing. A whole-run writer (an import)
+   * runs that work after the batch's COPY, while the next batch is prepared.
+   */
+  resultsStored?(run: RunRef, batch: readonly StoredResult[]): BatchWork | undefined;
+  /**
+   * The outcomes of tests in the run after a write, for every test the write touched: each V1/V2 batch, or, for a
+   * run written whole, every test of the run at its finish. Called after the batch's `resultsStored` work.
+   */
+  outcomesSettled?(tx: EntityManager, run: RunRef, outcomes: readonly TestOutcome[]): Promise<void>;
+}
+
+/**
+ * The results writer's observers. Feature modules register theirs when they start (`onModuleInit`), so that the
+ * results module does not depend on the features derived from it.
+ */
+@Injectable()
+export class ResultsObservers {
+  private readonly observers: ResultsObserver[] = [];
+
+  register(observer: ResultsObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** The work of every observer for a batch (see ResultsObserver.resultsStored), or undefined when there is none. */
+  resultsStored(run: RunRef, batch: readonly StoredResult[]): BatchWork | undefined {
+    let works: BatchWork[] | undefined;
+    for (const observer of this.observers) {
+      const work = observer.resultsStored?.(run, batch);
+      if (work) {
+        (works ??= []).push(work);
+      }
+    }
+    if (!works) {
+      return undefined;
+    }
+    return async (tx) => {
+      for (const work of works) {
+        await work(tx);
+      }
+    };
+  }
+
+  async outcomesSettled(tx: EntityManager, run: RunRef, outcomes: readonly TestOutcome[]): Promise<void> {
+    if (!outcomes.length) {
+      return;
+    }
+    for (const observer of this.observers) {
+      await observer.outcomesSettled?.(tx, run, outcomes);
+    }
+  }
+
+  /** Whether any observer wants the stored results (so a writer may skip listing them). */
+  get wantResults(): boolean {
+    return this.observers.some((o) => o.resultsStored !== undefined);
+  }
+
+  /** Whether any observer wants the outcomes (so a writer may skip collecting them). */
+  get wantOutcomes(): boolean {
+    return this.observers.some((o) => o.outcomesSettled !== undefined);
+  }
+}
