@@ -14,9 +14,16 @@ import type { Request } from 'express';
 import type { AuthUser } from '../common/auth-user.js';
 import { ClientIp, CurrentUser } from '../common/decorators.js';
 import { ErrorBody } from '../common/error-body.js';
-import { PageOf } from '../common/paging/page.js';
 import { PageQueryDto } from '../common/paging/page-query.dto.js';
-import { CreateProjectDto, ProjectDto, ProjectMemberDto, SetMemberRoleDto, UpdateProjectDto } from './dto/project.dto.js';
+import { PageOf } from '../common/paging/page.js';
+import {
+  CreateProjectDto,
+  ProjectDto,
+  ProjectMemberDto,
+  ProjectsQueryDto,
+  SetMemberRoleDto,
+  UpdateProjectDto,
+} from './dto/project.dto.js';
 import { RequireProjectRole } from './project-role.guard.js';
 import { ProjectsService } from './projects.service.js';
 import type { ProjectRole } from './roles.js';
@@ -40,9 +47,12 @@ export class ProjectsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Projects the caller can see, each with the caller’s role; sortable on id, key, name, createdAt' })
+  @ApiOperation({
+    summary: 'Projects the caller can see, each with the caller’s role; sortable on id, key, name, createdAt',
+    description: '`key` finds one project by its key: a page of it, or an empty page when there is none the caller can see.',
+  })
   @ApiOkResponse({ type: PageOf(ProjectDto) })
-  list(@CurrentUser() user: AuthUser, @Query() query: PageQueryDto) {
+  list(@CurrentUser() user: AuthUser, @Query() query: ProjectsQueryDto) {
     return this.projects.list(user, query);
   }
 

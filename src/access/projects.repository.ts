@@ -63,11 +63,19 @@ export class ProjectsRepository {
     return this.db.getRepository(ProjectEntity).findOneBy({ id });
   }
 
-  /** Projects the user can see (all of them for platform admins). */
-  async listVisible(userId: string, all: boolean, page: PageRequest<ProjectSortField>): Promise<[ProjectEntity[], number]> {
+  /** Projects the user can see (all of them for platform admins); with `key`, only the one of that key. */
+  async listVisible(
+    userId: string,
+    all: boolean,
+    page: PageRequest<ProjectSortField>,
+    key?: string,
+  ): Promise<[ProjectEntity[], number]> {
     const query = this.db.getRepository(ProjectEntity).createQueryBuilder('p');
+    if (key !== undefined) {
+      query.andWhere('p.key = :key', { key });
+    }
     if (!all) {
-      query.where(
+      query.andWhere(
         `p.id IN (SELECT project_id FROM project_members WHERE user_id = :userId
                   UNION SELECT b.project_id FROM group_bindings b JOIN group_members m ON m.group_id = b.group_id
                          WHERE m.user_id = :userId)`,

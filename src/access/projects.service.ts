@@ -7,7 +7,14 @@ import { isUniqueViolation } from '../common/db-errors.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import { UsersRepository } from '../users/users.repository.js';
-import type { CreateProjectDto, LatestRunDto, ProjectDto, ProjectMemberDto, UpdateProjectDto } from './dto/project.dto.js';
+import type {
+  CreateProjectDto,
+  LatestRunDto,
+  ProjectDto,
+  ProjectMemberDto,
+  ProjectsQueryDto,
+  UpdateProjectDto,
+} from './dto/project.dto.js';
 import type { ProjectEntity } from './entities.js';
 import { ProjectAccessRepository } from './project-access.repository.js';
 import { ProjectAccessService } from './project-access.service.js';
@@ -40,10 +47,10 @@ export class ProjectsService {
     }
   }
 
-  async list(user: AuthUser, query: PageQueryDto): Promise<Page<ProjectDto>> {
+  async list(user: AuthUser, query: ProjectsQueryDto): Promise<Page<ProjectDto>> {
     const page = pageRequest(query, ['id', 'key', 'name', 'createdAt'] as const, [{ field: 'name', direction: 'ASC' }]);
     const admin = (await this.users.findById(user.id))?.admin ?? false;
-    const [rows, total] = await this.projects.listVisible(user.id, admin, page);
+    const [rows, total] = await this.projects.listVisible(user.id, admin, page, query.key);
     const roles = admin ? new Map<string, ProjectRole>() : await this.accessFacts.rolesOf(user.id, rows.map((p) => p.id));
     const latest = await this.projects.latestRuns(rows.map((p) => p.id));
     return toPage(

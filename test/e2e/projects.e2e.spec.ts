@@ -163,6 +163,27 @@ describe('Projects, memberships and per-project roles', () => {
     await as(owner).get('/api/projects?size=501').expect(400);
   });
 
+  it('finds a project by its key among those the caller can see', async () => {
+    const found = await as(byRole.VIEWER, 'apiToken').get('/api/projects?key=WEB').expect(200);
+    expect(found.body).toEqual({
+      content: [expect.objectContaining({ id: projectId, key: 'WEB', role: 'VIEWER' })],
+      page: 0,
+      size: 20,
+      totalElements: 1,
+      totalPages: 1,
+    });
+    // Another's project is not leaked, and an unknown key is an empty page, not an error.
+    for (const key of ['OTHER', 'NOPE']) {
+      const res = await as(owner).get(`/api/projects?key=${key}`).expect(200);
+      expect(res.body).toMatchObject({ content: [], totalElements: 0 });
+    }
+    expect((await as(admin).get('/api/projects?key=OTHER').expect(200)).body.content).toEqual([
+      expect.objectContaining({ id: otherProjectId, key: 'OTHER' }),
+    ]);
+    const bad = await as(owner).get('/api/projects?key=web%25').expect(400);
+    expect(bad.body.message).toMatch(/key/);
+  });
+
   it('does not let ids of another project leak through paths (BOLA)', async () => {
     await as(owner).get(`/api/projects/${otherProjectId}`).expect(404);
     await as(owner).get(`/api/projects/${otherProjectId}/members`).expect(404);

@@ -3,9 +3,13 @@ import { IsIn, IsOptional, IsString, Matches, MinLength, ValidateIf } from 'clas
 import { Transform } from 'class-transformer';
 import { IsStorableText, MaxChars, NoFormatCharacters } from '../../common/formats.js';
 import { NO_CONTROL_CHARS, NO_CONTROL_CHARS_BUT_LINES } from '../../common/text.js';
+import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { RunCountsDto } from '../../results/dto/results.dto.js';
 import { PROJECT_ROLES } from '../roles.js';
 import type { ProjectRole } from '../roles.js';
+
+/** A project's key: 2-32 of A-Z, 0-9 and _. */
+export const PROJECT_KEY = /^[A-Z0-9_]{2,32}$/;
 
 /** Names are stored trimmed, so the checks see what will be stored: "   " is blank, not a name of 3 spaces. */
 const trimmed = ({ value }: { value: unknown }): unknown =>
@@ -14,7 +18,7 @@ const trimmed = ({ value }: { value: unknown }): unknown =>
 export class CreateProjectDto {
   @ApiProperty({ example: 'WEB_APP', description: '2-32 of A-Z, 0-9 and _; unique' })
   @IsString()
-  @Matches(/^[A-Z0-9_]{2,32}$/, { message: 'key must be 2-32 characters of A-Z, 0-9 and _' })
+  @Matches(PROJECT_KEY, { message: 'key must be 2-32 characters of A-Z, 0-9 and _' })
   key: string;
 
   @ApiProperty({
@@ -44,6 +48,19 @@ export class CreateProjectDto {
   })
   @IsStorableText()
   description?: string;
+}
+
+/** The project list's query: a page, and `key` to find one project by its key (what the `tms` client sends). */
+export class ProjectsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({
+    example: 'WEB_APP',
+    description:
+      'Only the project with this key (exact): a page of that one project, or an empty page when the caller cannot see it',
+  })
+  @IsOptional()
+  @IsString()
+  @Matches(PROJECT_KEY, { message: 'key must be 2-32 characters of A-Z, 0-9 and _' })
+  key?: string;
 }
 
 export class UpdateProjectDto {
