@@ -50,7 +50,8 @@ export default defineConfig(
             {
               name: 'class-validator',
               importNames: ['IsEmail'],
-              message: 'Use IsEmailAddress from src/common/formats.ts: IsEmail throws (a 500) on an unpaired surrogate.',
+              message:
+                'Use IsEmailAddress from src/common/formats.ts: IsEmail throws (a 500) on an unpaired surrogate.',
             },
           ],
         },
@@ -67,6 +68,27 @@ export default defineConfig(
       // Comparing a numeric HTTP status with Nest's `HttpStatus` enum is the framework's own idiom.
       '@typescript-eslint/no-unsafe-enum-comparison': 'off',
     },
+  },
+
+  // The `tms` command: plain modern JavaScript for Node 20 (its JSDoc types are checked by `npx tsc -p cli`).
+  {
+    files: ['cli/bin/**/*.js', 'cli/src/**/*.js'],
+    extends: [js.configs.recommended],
+    languageOptions: {
+      ecmaVersion: 2023,
+      sourceType: 'module',
+      globals: {
+        process: 'readonly',
+        Buffer: 'readonly',
+        URL: 'readonly',
+        fetch: 'readonly',
+        AbortSignal: 'readonly',
+        Response: 'readonly',
+        console: 'readonly',
+      },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: { curly: ['error', 'all'] },
   },
 
   {
@@ -86,7 +108,11 @@ export default defineConfig(
     extends: [js.configs.recommended, tseslint.configs.recommendedTypeChecked, jsxA11y.configs.strict],
     plugins: { 'react-hooks': reactHooks },
     languageOptions: {
-      parserOptions: { project: ['./web/tsconfig.json'], tsconfigRootDir: import.meta.dirname, ecmaFeatures: { jsx: true } },
+      parserOptions: {
+        project: ['./web/tsconfig.json'],
+        tsconfigRootDir: import.meta.dirname,
+        ecmaFeatures: { jsx: true },
+      },
     },
     rules: {
       ...reactHooks.configs.recommended.rules,
