@@ -8,7 +8,7 @@ export const DEFAULT_RETRY_SECONDS = 60;
 const READ_TIMEOUT_MS = 60_000;
 /** Statuses that mean "the service is there but not ready now"; a 4xx is never retried. */
 const RETRY_STATUSES = new Set([502, 503, 504]);
-/** Network failures that are the address's or the certificate's fault: retrying cannot help. */
+/** Network failures that are the certificate's fault: retrying cannot help. */
 const FATAL_CODES = new Set([
   'CERT_HAS_EXPIRED',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
@@ -18,6 +18,8 @@ const FATAL_CODES = new Set([
   'ERR_TLS_CERT_ALTNAME_INVALID',
   'ERR_SSL_WRONG_VERSION_NUMBER',
 ]);
+/** The upload's file went away or cannot be read. */
+const FILE_CODES = new Set(['ENOENT', 'EACCES', 'EISDIR']);
 
 /**
  * @typedef {object} Config
@@ -153,6 +155,14 @@ export class Client {
         const reason = networkReason(error);
         if (code === 'ERR_INVALID_URL' || (code && FATAL_CODES.has(code))) {
           throw unreachableError(`Cannot reach the service at ${this.config.base.origin}: ${reason}`);
+        }
+        if (code && FILE_CODES.has(code)) {
+          throw usageError(`Cannot read what ${what} sends: ${reason}`);
+        }
+        if (/redirect/i.test(reason)) {
+          throw usageError(
+            `The service at ${this.config.base.origin} answered ${what} with a redirect: set TMS_URL to where it leads`,
+          );
         }
         if (
           !code &&
