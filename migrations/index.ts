@@ -19,6 +19,7 @@ import { Attempts1795719600000 } from './1795719600000-Attempts.js';
 import { Streams1795720200000 } from './1795720200000-Streams.js';
 import { OutcomeIndexes1795723200000 } from './1795723200000-OutcomeIndexes.js';
 import { RunNewFailures1795726800000 } from './1795726800000-RunNewFailures.js';
+import { TestHealth1795770000000 } from './1795770000000-TestHealth.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -43,4 +44,5 @@ export const MIGRATIONS = [
   Streams1795720200000,
   OutcomeIndexes1795723200000,
   RunNewFailures1795726800000,
+  TestHealth1795770000000,
 ];

@@ -15,6 +15,7 @@ import { HealthModule } from './health/health.module.js';
 import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { InsightsModule } from './insights/insights.module.js';
 import { SettingsModule } from './settings/settings.module.js';
+import { StabilityModule } from './stability/stability.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
@@ -48,6 +49,7 @@ export class AppModule {
         IngestV1Module,
         InsightsModule,
         SettingsModule,
+        StabilityModule,
         IngestV2Module,
         ImportModule,
         LiveModule,

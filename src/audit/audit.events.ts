@@ -27,6 +27,8 @@ export const AUDIT_TYPES = [
   'INVITATION_ACCEPTED',
   'SUBSCRIPTION_CHANGED',
   'PROJECT_SETTINGS_CHANGED',
+  'TEST_QUARANTINED',
+  'TEST_RELEASED',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

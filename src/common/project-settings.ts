@@ -64,6 +64,9 @@ export function streamProblem(value: unknown): string | undefined {
 
 type Check = (value: unknown) => string | undefined;
 
+/** The largest `flaky.window`: a test keeps this many runs of state at most (src/stability/). */
+export const MAX_FLAKY_WINDOW = 500;
+
 const int =
   (min: number, max: number, nullable = false): Check =>
   (v) =>
@@ -95,11 +98,12 @@ const streamOrNull: Check = (v) => (v === null ? undefined : streamProblem(v));
 
 const RULES: { [G in keyof ProjectSettings]: { [F in keyof ProjectSettings[G]]: Check } } = {
   flaky: {
-    window: int(2, 1000),
-    minRuns: int(2, 1000),
+    window: int(2, MAX_FLAKY_WINDOW),
+    // At most the window too: see flakyProblems (the two are weighed together, with what is stored).
+    minRuns: int(2, MAX_FLAKY_WINDOW),
     flipRate: num(0, 1),
     autoQuarantine: bool,
-    releaseAfterPasses: int(1, 1000),
+    releaseAfterPasses: int(1, 100),
   },
   gate: {
     enabled: bool,
@@ -148,6 +152,21 @@ export function validatePatch(body: unknown): SettingsPatch {
     throw AppError.validation(problems.join('; '));
   }
   return body;
+}
+
+/**
+ * What is wrong with the flaky settings a change would leave (`minRuns` at most `window`), the field named as the
+ * change gave it, or undefined. `stored` is what the project stored before the change.
+ */
+export function flakyProblem(stored: unknown, patch: SettingsPatch): string | undefined {
+  const after = effectiveSettings(stored).flaky;
+  Object.assign(after, patch.flaky ?? {});
+  if (after.minRuns > after.window) {
+    return patch.flaky?.minRuns !== undefined
+      ? `flaky.minRuns must be at most flaky.window (${after.window})`
+      : `flaky.window must be at least flaky.minRuns (${after.minRuns})`;
+  }
+  return undefined;
 }
 
 /** The effective settings: the defaults with what a project stored laid over them, group by group. */

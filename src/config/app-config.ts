@@ -108,6 +108,8 @@ export class AppConfig {
     productName: string;
   };
   readonly billing: { webhookSecret?: string };
+  /** Test health kept as results are written (src/stability/); off only to measure what it costs (the bench). */
+  readonly flakyDetection: boolean;
   readonly bootstrapAdmin?: { email: string; password: string; passwordFile?: string };
   /** Where generated secrets were written (dev defaults), for the boot log. */
   readonly generated: string[] = [];
@@ -179,6 +181,7 @@ export class AppConfig {
       throw new ConfigError('SMTP_USER and SMTP_PASS must be set together, or both left empty for a relay without authentication');
     }
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
+    this.flakyDetection = env.SVC_FLAKY_DETECTION;
     this.ldap = env.SVC_AUTH_LDAP_ENABLED ? ldapSettings(env) : undefined;
 
     let jwtSecret = env.SVC_JWT_SECRET;

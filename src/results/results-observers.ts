@@ -7,6 +7,13 @@ import type { ResultInput } from './result-input.js';
 export interface RunRef {
   id: string;
   projectId: string;
+  /**
+   * What observers may need of the run, when the caller has it (V1 and V2 pass the run's row; an import sets them
+   * before its finish, once its name, and so its stream, is known): else an observer reads the run.
+   */
+  stream?: string;
+  attributes?: Record<string, string>;
+  startedAt?: Date;
 }
 
 /** One stored result of a batch: its id, its test case, and what was sent. */
@@ -28,6 +35,12 @@ export interface TestOutcome {
 export type BatchWork = (tx: EntityManager) => Promise<void>;
 
 /**
+ * What an observer does once the write's transaction has committed (live events, audit records: what may lag and
+ * must not be told of a write that rolled back). The writer's callers run it through `ResultsWriter.remember`.
+ */
+export type AfterCommit = () => void;
+
+/**
  * State derived from results that must be exact with them (DESIGN.md, "Derived state"): a test case's recent
  * outcomes and health, a failure signature's counts. The results writer calls its observers inside the batch's
  * transaction, so such state commits or rolls back with the results; everything that may lag (live events, gate
@@ -45,8 +58,13 @@ export interface ResultsObserver {
   /**
    * The outcomes of tests in the run after a write, for every test the write touched: each V1/V2 batch, or, for a
    * run written whole, every test of the run at its finish. Called after the batch's `resultsStored` work.
+   * May answer what to do once the transaction has committed (see AfterCommit).
    */
-  outcomesSettled?(tx: EntityManager, run: RunRef, outcomes: readonly TestOutcome[]): Promise<void>;
+  outcomesSettled?(
+    tx: EntityManager,
+    run: RunRef,
+    outcomes: readonly TestOutcome[],
+  ): Promise<AfterCommit | undefined | void>;
 }
 
 /**
@@ -80,13 +98,23 @@ export class ResultsObservers {
     };
   }
 
-  async outcomesSettled(tx: EntityManager, run: RunRef, outcomes: readonly TestOutcome[]): Promise<void> {
+  /** Every observer's outcomesSettled, in order; what they answered to do after the commit. */
+  async outcomesSettled(
+    tx: EntityManager,
+    run: RunRef,
+    outcomes: readonly TestOutcome[],
+  ): Promise<AfterCommit[]> {
+    const after: AfterCommit[] = [];
     if (!outcomes.length) {
-      return;
+      return after;
     }
     for (const observer of this.observers) {
-      await observer.outcomesSettled?.(tx, run, outcomes);
+      const then = await observer.outcomesSettled?.(tx, run, outcomes);
+      if (then) {
+        after.push(then);
+      }
     }
+    return after;
   }
 
   /** Whether any observer wants the stored results (so a writer may skip listing them). */

@@ -21,14 +21,23 @@ import type {
   TestCasePageDto,
   TestsQueryDto,
 } from './dto/results.dto.js';
+import { TEST_STATES } from './dto/results.dto.js';
 import { FAILURE_BITS } from './attempts.js';
 import type { ResultEntity, RunEntity } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
 import { defaultStream } from '../common/streams.js';
+import type { RunRef } from './results-observers.js';
 import { ResultsWriter } from './results.writer.js';
 
-import { RunsRepository, testKeyOrder, type TestCaseRow, type TestKey } from './runs.repository.js';
+import {
+  CURSOR_SORTS,
+  RunsRepository,
+  testKeyOrder,
+  type TestCaseRow,
+  type TestKey,
+  type TestState,
+} from './runs.repository.js';
 import { decodeCursor, encodeCursor, orderOf } from './tests-cursor.js';
 
 /**
@@ -201,12 +210,14 @@ export class ResultsService {
    * by `cursor` (the previous page's nextCursor: read from its last key, no count). Every page gives its nextCursor.
    */
   async listTests(projectId: string, query: TestsQueryDto): Promise<TestCasePageDto> {
-    const page = pageRequest(query, ['suite', 'name', 'id'] as const, [
+    const page = pageRequest(query, ['suite', 'name', 'id', 'flakeRate', 'lastFailedAt', 'firstSeenAt'] as const, [
       { field: 'suite', direction: 'ASC' },
       { field: 'name', direction: 'ASC' },
     ]);
+    const states = query.state?.length ? testStates(query.state) : undefined;
     const keys = testKeyOrder(page.sort);
-    const list = { s: orderOf(keys), q: query.q ?? '' };
+    const continuable = keys.every((k) => CURSOR_SORTS.includes(k.field));
+    const list = { s: orderOf(keys), q: (query.q ?? '') + (states ? `\u0000${[...states].sort().join(',')}` : '') };
     let from: { after?: TestKey; total?: number } = {};
     let offset = page.offset;
     if (query.cursor !== undefined) {
@@ -215,23 +226,26 @@ export class ResultsService {
           'page and cursor cannot be given together: a cursor says where its page starts',
         );
       }
+      if (!continuable) {
+        throw AppError.validation(`cursor continues only sorts on ${CURSOR_SORTS.join(', ')}: use page instead`);
+      }
       const cursor = decodeCursor(query.cursor, list);
       from = { after: cursor.k, total: cursor.n };
       offset = cursor.o;
     }
-    const [rows, total] = await this.runs.listTests(projectId, { q: query.q }, page, from);
+    const [rows, total] = await this.runs.listTests(projectId, { q: query.q, states }, page, from);
     const last = rows.at(-1);
-    const more = last !== undefined && rows.length === page.size && offset + rows.length < total;
+    const more = continuable && last !== undefined && rows.length === page.size && offset + rows.length < total;
     const nextCursor = more
       ? encodeCursor({
           ...list,
-          k: keys.map((k) => String(last[k.field])),
+          k: keys.map((k) => String(last[k.field as 'suite' | 'name' | 'id'])),
           o: offset + rows.length,
           n: total,
         })
       : null;
     return {
-      ...toPage(rows.map(toTestCaseDto), total, { page: Math.floor(offset / page.size), size: page.size }),
+      ...toPage(rows.map((r) => toTestCaseDto(r)), total, { page: Math.floor(offset / page.size), size: page.size }),
       nextCursor,
     };
   }
@@ -301,7 +315,8 @@ export class ResultsService {
       );
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
       // tests must not hold a million of them in memory until its end.
-      const writer = this.writer.openRun(tx, { id: created.id, projectId }, REMEMBERED_PER_RUN);
+      const runRef: RunRef = { id: created.id, projectId, attributes: fields.attributes };
+      const writer = this.writer.openRun(tx, runRef, REMEMBERED_PER_RUN);
       let filled: T;
       try {
         filled = await fill((items, repeatsAreTests) => writer.add(items, repeatsAreTests));
@@ -309,12 +324,16 @@ export class ResultsService {
         await writer.settled();
         throw error;
       }
-      const { learned, formatStripped } = await writer.finish();
       const { startedAt, finishedAt } = fields.times?.() ?? { startedAt: created.startedAt, finishedAt: new Date() };
+      // The run as it will be once finished, for the observers of its outcomes (its name, so its stream, comes from
+      // the report).
+      runRef.stream = streamOf();
+      runRef.startedAt = startedAt;
+      const { learned, formatStripped, afterCommit } = await writer.finish();
       const finished = await this.runs.finishIn(tx, created.id, finishedAt, nameOf(), startedAt, streamOf());
-      return { run: toRunDto(finished), filled, learned, formatStripped };
+      return { run: toRunDto(finished), filled, learned, formatStripped, afterCommit };
     });
-    this.writer.remember([{ learned: outcome.learned }]);
+    this.writer.remember([{ learned: outcome.learned, afterCommit: outcome.afterCommit }]);
     const { run } = outcome;
     const runId = String(run.id);
     this.emit({ projectId, event: 'run.created', runId, data: { run } });
@@ -380,8 +399,46 @@ export function toRunDto(r: RunEntity): RunDto {
   };
 }
 
-function toTestCaseDto(t: TestCaseRow): TestCaseDto {
-  return { id: Number(t.id), suite: t.suite, name: t.name, lastStatus: t.lastStatus, flaky: t.flakyNow };
+/** `state` values checked: 400 naming an unknown one. */
+function testStates(given: string[]): TestState[] {
+  const unknown = given.filter((s) => !(TEST_STATES as readonly string[]).includes(s));
+  if (unknown.length) {
+    throw AppError.validation(
+      `state ${unknown.map((s) => `'${s.length > 40 ? `${s.slice(0, 40)}…` : s}'`).join(', ')} is not one of: ${TEST_STATES.join(', ')}`,
+    );
+  }
+  return given as TestState[];
+}
+
+export function toTestCaseDto(t: TestCaseRow, now = new Date()): TestCaseDto {
+  const quarantined = t.qSince !== null && (t.qUntil === null || t.qUntil.getTime() > now.getTime());
+  return {
+    id: Number(t.id),
+    suite: t.suite,
+    name: t.name,
+    lastStatus: t.lastStatus,
+    flaky: t.flakyNow,
+    flakeRate: t.flakeRate,
+    runs: t.runs,
+    firstSeenAt: t.firstSeenAt.toISOString(),
+    lastFailedAt: t.lastFailedAt?.toISOString() ?? null,
+    quarantine: quarantined
+      ? {
+          since: t.qSince!.toISOString(),
+          reason: t.qReason ?? '',
+          auto: t.qAuto ?? false,
+          byUserId: t.qByUserId === null ? null : Number(t.qByUserId),
+          until: t.qUntil?.toISOString() ?? null,
+        }
+      : null,
+    state: quarantined
+      ? 'QUARANTINED'
+      : t.flakyNow
+        ? 'FLAKY'
+        : t.lastStatus === 'FAILED' || t.lastStatus === 'BROKEN'
+          ? 'FAILING'
+          : 'HEALTHY',
+  };
 }
 
 function toResultDto(r: ResultEntity): ResultDto {

@@ -18,7 +18,13 @@ import {
 } from './attempts.js';
 import type { ResultStatus } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
-import { type RunRef, ResultsObservers, type StoredResult, type TestOutcome } from './results-observers.js';
+import {
+  type AfterCommit,
+  type RunRef,
+  ResultsObservers,
+  type StoredResult,
+  type TestOutcome,
+} from './results-observers.js';
 import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
 
 export type { RunRef } from './results-observers.js';
@@ -32,6 +38,8 @@ export interface WriteOutcome {
   learned: LearnedTestCase[];
   /** Results whose name, suite or attribute names lost invisible format characters (see stripFormatCharactersOf). */
   formatStripped: number;
+  /** The observers' work once the transaction has committed: run by `remember`. */
+  afterCommit?: AfterCommit[];
 }
 
 /** See ResultsWriter.openRun. */
@@ -46,7 +54,12 @@ export interface RunWriter {
    * Waits for the last COPY and adds the counts to the run: the run's counts, the test cases learned, and how many
    * results lost invisible format characters.
    */
-  finish(): Promise<{ counts: RunCounts; learned: LearnedTestCase[]; formatStripped: number }>;
+  finish(): Promise<{
+    counts: RunCounts;
+    learned: LearnedTestCase[];
+    formatStripped: number;
+    afterCommit: AfterCommit[];
+  }>;
   /** Resolves once no COPY is in flight, whatever its outcome. */
   settled(): Promise<void>;
 }
@@ -317,12 +330,13 @@ export class ResultsWriter {
     });
     // Derived state, in this transaction, before the run's row is locked by the counts (held to the commit).
     await this.observers.resultsStored(run, batch)?.(tx);
-    await this.observers.outcomesSettled(tx, run, written.outcomes);
+    const afterCommit = await this.observers.outcomesSettled(tx, run, written.outcomes);
     return {
       ids: storedIds,
       counts: await this.addCounts(tx, run.id, written.delta),
       learned,
       formatStripped,
+      afterCommit,
     };
   }
 
@@ -567,6 +581,7 @@ export class ResultsWriter {
           ? await this.settleAttempts(tx, run.id, [...repeated], firstId!)
           : { delta: noRunCounts(), outcomes: [] };
         addUp(counts, settled.delta);
+        let afterCommit: AfterCommit[] = [];
         if (firstStatus) {
           const outcomes: TestOutcome[] = settled.outcomes;
           for (const [testId, status] of firstStatus) {
@@ -574,9 +589,9 @@ export class ResultsWriter {
               outcomes.push({ testId: String(testId), status, otherStatuses: 0 });
             }
           }
-          await this.observers.outcomesSettled(tx, run, outcomes);
+          afterCommit = await this.observers.outcomesSettled(tx, run, outcomes);
         }
-        return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped };
+        return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped, afterCommit };
       },
       settled: () => last.catch(() => undefined),
     };
@@ -620,13 +635,19 @@ export class ResultsWriter {
   }
 
   /**
-   * Keeps the test case ids of committed writes, so the next batches of the same tests skip the lookup. Only
-   * after the commit: an id from a transaction that rolled back would name a test case that does not exist.
+   * Keeps the test case ids of committed writes, so the next batches of the same tests skip the lookup, and runs
+   * the observers' work after the commit (AfterCommit). Only after the commit: an id from a transaction that rolled
+   * back would name a test case that does not exist, and its events would tell of results that are not there.
    */
-  remember(outcomes: Pick<WriteOutcome, 'learned'>[]): void {
+  remember(outcomes: Pick<WriteOutcome, 'learned' | 'afterCommit'>[]): void {
     for (const outcome of outcomes) {
       for (const { projectId, suite, name, id } of outcome.learned) {
         this.testCaseCache.set(projectId, suite, name, id);
+      }
+    }
+    for (const outcome of outcomes) {
+      for (const then of outcome.afterCommit ?? []) {
+        then();
       }
     }
   }

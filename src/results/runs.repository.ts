@@ -9,7 +9,25 @@ import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity 
 
 export type RunSortField = 'startedAt' | 'name' | 'id';
 export type ResultSortField = 'id' | 'name' | 'suite' | 'status' | 'durationMs';
-export type TestSortField = 'suite' | 'name' | 'id';
+export type TestSortField = 'suite' | 'name' | 'id' | 'flakeRate' | 'lastFailedAt' | 'firstSeenAt';
+/** The sorts a cursor can continue (keys of test_cases). */
+export const CURSOR_SORTS: readonly TestSortField[] = ['suite', 'name', 'id'];
+/** A test's health as a list filters it (src/stability/flakiness.ts). */
+export type TestState = 'HEALTHY' | 'FAILING' | 'FLAKY' | 'QUARANTINED';
+
+/** The sort fields kept in test_health (src/stability/), each as its column, nulls last either way. */
+const HEALTH_SORTS: Partial<Record<TestSortField, string>> = {
+  flakeRate: 'h.flake_rate',
+  lastFailedAt: 'h.last_failed_at',
+  firstSeenAt: 'h.first_seen_at',
+};
+
+/**
+ * A test's state as read (API.md, "Test health"): a quarantine whose `until` has passed has ended, whatever the
+ * row still says until it is swept.
+ */
+const STATE_SQL = `(CASE WHEN h.q_since IS NOT NULL AND (h.q_until IS NULL OR h.q_until > now()) THEN 'QUARANTINED'
+   WHEN h.flaky THEN 'FLAKY' WHEN h.last_status IN ('FAILED', 'BROKEN') THEN 'FAILING' ELSE 'HEALTHY' END)`;
 
 /** A row of `SELECT * FROM results` as the entity TypeORM would have made of it. */
 function toResultEntity(r: Record<string, unknown>): ResultEntity {
@@ -83,10 +101,22 @@ function afterKey(keys: SortOrder<TestSortField>[], key: TestKey, params: unknow
   return `(${branches.join(' OR ')})`;
 }
 
-export interface TestCaseRow extends TestCaseEntity {
+export interface TestCaseRow {
+  id: string;
+  suite: string;
+  name: string;
   /** The status of the test's newest result. */
   lastStatus: ResultStatus | null;
   flakyNow: boolean;
+  flakeRate: number | null;
+  runs: number;
+  firstSeenAt: Date;
+  lastFailedAt: Date | null;
+  qSince: Date | null;
+  qReason: string | null;
+  qAuto: boolean | null;
+  qByUserId: string | null;
+  qUntil: Date | null;
 }
 
 @Injectable()
@@ -295,25 +325,28 @@ export class RunsRepository {
   }
 
   /**
-   * Test cases with flakiness computed from their outcomes in their last 10 runs: flaky when, on one code revision
-   * (the `commit` attribute of the run, or all runs without one), the test both passed and failed, or in one run
-   * both passed and failed (a retry).
+   * Test cases with their health as kept by stability/ in test_health (last status, flakiness, flake rate, runs,
+   * first seen, last failed, quarantine): columns, never the tests' results.
    *
-   * The page is chosen first, from test_cases alone, and only its rows are joined to their results: with the
-   * joins above the OFFSET, PostgreSQL computed last status and flakiness for every test it skipped, so page 2,550
-   * of 51,000 tests took 1.3-1.9 s. In the default order the choice is an index-only scan of
-   * ix_test_cases_project_order (project, suite, name, id); `after` (the sort key of the previous page's last row,
-   * see TestsCursor) starts the scan there instead of counting rows off. `total` given (carried by the cursor):
-   * no count.
+   * The page is chosen first, from the driving table alone, and only its rows are joined: with joins above the
+   * OFFSET, PostgreSQL joined every row it skipped (page 2,550 of 51,000 tests took 1.3-1.9 s when that meant reading
+   * results). Without a state filter or a health sort the choice is an index-only scan of test_cases'
+   * ix_test_cases_project_order (project, suite, name, id); `after` (the sort key of the previous page's last row, see
+   * TestsCursor) starts the scan there instead of counting rows off. With `states` or a health sort it is made from
+   * test_health (ix_test_health_state: a state's tests by flake rate). `total` given (carried by the cursor): no count.
    */
   async listTests(
     projectId: string,
-    by: { q?: string; id?: string },
+    by: { q?: string; id?: string; states?: TestState[] },
     page: PageRequest<TestSortField>,
     from: { after?: TestKey; total?: number } = {},
   ): Promise<[TestCaseRow[], number]> {
     const keys = testKeyOrder(page.sort);
-    const order = keys.map((k) => `t.${k.field} ${k.direction}`).join(', ');
+    const health = by.states !== undefined || keys.some((k) => HEALTH_SORTS[k.field]);
+    const column = (field: TestSortField) => HEALTH_SORTS[field] ?? (health && field === 'id' ? 'h.test_id' : `t.${field}`);
+    const order = keys
+      .map((k) => `${column(k.field)} ${k.direction}${HEALTH_SORTS[k.field] ? ' NULLS LAST' : ''}`)
+      .join(', ');
     const params: unknown[] = [projectId];
     const filters: string[] = [];
     if (by.id) {
@@ -323,6 +356,16 @@ export class RunsRepository {
       params.push(containing(by.q));
       filters.push(`(t.suite ILIKE $${params.length} OR t.name ILIKE $${params.length})`);
     }
+    if (by.states) {
+      // The stored state, or a quarantine whose `until` passed (its state as read is another): then the state as read.
+      params.push(by.states);
+      const n = params.length;
+      filters.push(`(h.state = ANY($${n}::varchar[]) OR (h.state = 'QUARANTINED' AND h.q_until <= now()))`);
+      filters.push(`${STATE_SQL} = ANY($${n}::varchar[])`);
+    }
+    const source = health
+      ? 'test_health h JOIN test_cases t ON t.id = h.test_id WHERE h.project_id = $1 AND t.project_id = $1'
+      : 'test_cases t WHERE t.project_id = $1';
     const filter = filters.map((f) => ` AND ${f}`).join('');
     const countParams = [...params];
     let offset = page.offset;
@@ -331,34 +374,35 @@ export class RunsRepository {
       offset = 0;
     }
     params.push(page.size, offset);
-    const rows: TestCaseRow[] = await this.db.query(
-      `SELECT t.id, t.suite, t.name, l.status AS "lastStatus",
-              COALESCE(f.flaky, false) AS "flakyNow"
-         FROM (SELECT t.id, t.suite, t.name FROM test_cases t
-                WHERE t.project_id = $1${filters.map((f) => ` AND ${f}`).join('')}
-                ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) t
-         LEFT JOIN LATERAL (SELECT status FROM results WHERE test_id = t.id AND outcome ORDER BY run_id DESC LIMIT 1) l ON true
-         LEFT JOIN LATERAL (
-           SELECT bool_or(passed AND failed) OR bool_or(retried_pass) AS flaky FROM (
-             SELECT bool_or(r.status = 'PASSED') AS passed, bool_or(r.status IN ('FAILED', 'BROKEN')) AS failed,
-                    bool_or((r.status = 'PASSED' AND r.other_statuses & 6 <> 0)
-                            OR (r.status IN ('FAILED', 'BROKEN') AND r.other_statuses & 1 <> 0)) AS retried_pass
-               FROM (SELECT * FROM results WHERE test_id = t.id AND outcome ORDER BY run_id DESC LIMIT 10) r
-               JOIN runs ru ON ru.id = r.run_id
-              GROUP BY COALESCE(ru.attributes->>'commit', '')
-           ) per_revision
-         ) f ON true
+    const rows: Record<string, unknown>[] = await this.db.query(
+      `SELECT t.id, t.suite, t.name, h.last_status AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
+              h.flake_rate AS "flakeRate", coalesce(h.runs, 0) AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
+              h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
+              h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
+         FROM (SELECT t.id FROM ${source}${filters.map((f) => ` AND ${f}`).join('')}
+                ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) p
+         JOIN test_cases t ON t.id = p.id
+         LEFT JOIN test_health h ON h.test_id = t.id
         ORDER BY ${order}`,
       params,
     );
+    const tests = rows.map(
+      (r) =>
+        ({
+          ...r,
+          id: String(r.id),
+          qByUserId: r.qByUserId === null ? null : String(r.qByUserId),
+          lastStatus: r.lastStatus ?? null,
+        }) as TestCaseRow,
+    );
     if (from.total !== undefined) {
-      return [rows, from.total];
+      return [tests, from.total];
     }
     const [{ n }]: { n: string }[] = await this.db.query(
-      `SELECT count(*) AS n FROM test_cases t WHERE t.project_id = $1${filter}`,
+      `SELECT count(*) AS n FROM ${source}${filter}`,
       countParams,
     );
-    return [rows, Number(n)];
+    return [tests, Number(n)];
   }
 
   findTest(projectId: string, testId: string): Promise<TestCaseEntity | null> {

@@ -2,11 +2,26 @@ import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 
 /** API.md, "Project settings": the documented shape (the body is validated whole in project-settings.ts). */
 export class FlakySettingsDto {
-  @ApiProperty({ example: 30, minimum: 2, maximum: 1000, description: 'Runs looked at' }) window: number;
-  @ApiProperty({ example: 5, minimum: 2, maximum: 1000 }) minRuns: number;
-  @ApiProperty({ example: 0.2, minimum: 0, maximum: 1 }) flipRate: number;
-  @ApiProperty({ example: false }) autoQuarantine: boolean;
-  @ApiProperty({ example: 10, minimum: 1, maximum: 1000 }) releaseAfterPasses: number;
+  @ApiProperty({
+    example: 30,
+    minimum: 2,
+    maximum: 500,
+    description:
+      "The last runs in which a test ran that its flakiness is judged over. A change reaches each test at its next result; a larger window fills with the runs that follow",
+  })
+  window: number;
+  @ApiProperty({ example: 5, minimum: 2, maximum: 500, description: 'Runs needed for the flip-rate rule; at most window' })
+  minRuns: number;
+  @ApiProperty({ example: 0.2, minimum: 0, maximum: 1, description: 'Flip rate at or above which a test is flaky' })
+  flipRate: number;
+  @ApiProperty({ example: false, description: 'Quarantine a test when it becomes flaky' }) autoQuarantine: boolean;
+  @ApiProperty({
+    example: 10,
+    minimum: 1,
+    maximum: 100,
+    description: 'Consecutive passing runs after which an automatic quarantine ends',
+  })
+  releaseAfterPasses: number;
 }
 
 export class GateSettingsDto {

@@ -4,7 +4,13 @@ import { atLeast, type ProjectRole } from '../access/roles.js';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
-import { effectiveSettings, type ProjectSettings, validatePatch } from '../common/project-settings.js';
+import {
+  effectiveSettings,
+  flakyProblem,
+  type ProjectSettings,
+  validatePatch,
+} from '../common/project-settings.js';
+import { SETTINGS_CHANGED_EVENT, type SettingsChangedEvent } from '../stability/stability.events.js';
 import { SettingsRepository } from './settings.repository.js';
 
 @Injectable()
@@ -32,6 +38,12 @@ export class SettingsService {
         `Changing retention needs the OWNER role in project ${projectId}; you have ${role}`,
       );
     }
+    if (patch.flaky !== undefined) {
+      const problem = flakyProblem(await this.settings.stored(projectId), patch);
+      if (problem) {
+        throw AppError.validation(problem);
+      }
+    }
     const settings = effectiveSettings(await this.settings.change(projectId, patch));
     const record: AuditRecord = {
       type: 'PROJECT_SETTINGS_CHANGED',
@@ -41,6 +53,7 @@ export class SettingsService {
       details: { changed: patch },
     };
     this.events.emit(AUDIT_EVENT, record);
+    this.events.emit(SETTINGS_CHANGED_EVENT, { projectId } satisfies SettingsChangedEvent);
     return settings;
   }
 }

@@ -1,8 +1,15 @@
 /** A domain event as the live-update relay carries it between replicas, and the gateway sends it. */
 export interface LiveEvent {
   projectId: string;
-  event: 'run.created' | 'run.finished' | 'results.added' | 'import.completed';
-  /** Always carries `runId`. */
+  event:
+    | 'run.created'
+    | 'run.finished'
+    | 'results.added'
+    | 'import.completed'
+    | 'test.flaky'
+    | 'test.quarantined'
+    | 'test.released';
+  /** Run events carry `runId`; test events `testId` and, when a run's results made it so, `runId`. */
   data: Record<string, unknown>;
   /** When it happened (ISO 8601). */
   at: string;

@@ -340,15 +340,51 @@ export class HistoryItemDto extends ResultFieldsDto {
   attempts: HistoryAttemptDto[];
 }
 
+export const TEST_STATES = ['HEALTHY', 'FAILING', 'FLAKY', 'QUARANTINED'] as const;
+
+/** A test's quarantine (API.md, "Test health"): it still runs, but stops counting against the quality gate. */
+export class QuarantineDto {
+  @ApiProperty({ example: '2026-11-22T10:15:00.000Z' }) since: string;
+  @ApiProperty({ example: 'Fails on the shared staging database' }) reason: string;
+  @ApiProperty({ description: 'Quarantined automatically (flaky with `flaky.autoQuarantine` on)' }) auto: boolean;
+  @ApiProperty({ type: Number, nullable: true, description: 'Who quarantined it; null when automatic' })
+  byUserId: number | null;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: 'When it ends by itself; null: until released (or, when automatic, until it passes enough runs)',
+  })
+  until: string | null;
+}
+
 export class TestCaseDto {
   @ApiProperty() id: number;
   @ApiProperty() suite: string;
   @ApiProperty() name: string;
   @ApiProperty({ enum: RESULT_STATUSES, nullable: true }) lastStatus: ResultStatus | null;
   @ApiProperty({
-    description: 'Passed and failed across its recent runs on the same code, or passed only on retry',
+    description:
+      'Flaky over its window (settings `flaky`): failed and passed in one run, or on one commit, or flips at least `flipRate` of its runs',
   })
   flaky: boolean;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    example: 0.25,
+    description: 'Flips ÷ (runs − 1) over the window (PASSED ↔ FAILED/BROKEN between consecutive runs of a stream); null until it ran twice',
+  })
+  flakeRate: number | null;
+  @ApiProperty({ example: 12, description: 'Runs of its window in which it ran (a run where it was only skipped does not count)' })
+  runs: number;
+  @ApiProperty({ example: '2026-11-01T08:00:00.000Z' }) firstSeenAt: string;
+  @ApiProperty({ type: String, nullable: true, description: 'Start of the last run in which an attempt of it failed' })
+  lastFailedAt: string | null;
+  @ApiProperty({ type: QuarantineDto, nullable: true }) quarantine: QuarantineDto | null;
+  @ApiProperty({
+    enum: TEST_STATES,
+    description: 'QUARANTINED when quarantined, else FLAKY when flaky, else FAILING when its last status failed, else HEALTHY',
+  })
+  state: (typeof TEST_STATES)[number];
 }
 
 export class ResultsQueryDto extends PageQueryDto {
@@ -426,8 +462,17 @@ export class TestsQueryDto extends PageQueryDto {
   q?: string;
 
   @ApiPropertyOptional({
+    type: [String],
+    enum: TEST_STATES,
+    description: 'Only tests in these states: comma-separated or repeated (`FLAKY,QUARANTINED`); an unknown one is a 400 naming it',
+  })
+  @IsOptional()
+  @Transform(distinctList('state'))
+  state?: string[];
+
+  @ApiPropertyOptional({
     description:
-      'The `nextCursor` of the previous page (same `sort`, `q`): the next page, read from where that one ended, as fast however deep. Not with `page`.',
+      'The `nextCursor` of the previous page (same `sort`, `q`, `state`): the next page, read from where that one ended, as fast however deep. Not with `page`; only with sorts on suite, name, id.',
   })
   @IsOptional()
   @IsString({ message: 'cursor must be a single string' })

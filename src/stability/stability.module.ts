@@ -1,0 +1,36 @@
+import { Module, OnModuleInit } from '@nestjs/common';
+import { AccessModule } from '../access/access.module.js';
+import { AppConfig } from '../config/app-config.js';
+import { ResultsModule } from '../results/results.module.js';
+import { ResultsObservers } from '../results/results-observers.js';
+import { FlakyPolicyCache } from './flaky-policy.cache.js';
+import { QuarantineSweeper } from './quarantine.sweeper.js';
+import { StabilityController } from './stability.controller.js';
+import { StabilityObserver } from './stability.observer.js';
+import { StabilityService } from './stability.service.js';
+import { TestHealthRepository } from './test-health.repository.js';
+
+/**
+ * Test health (API.md, "Test health: flaky tests and quarantine"; DESIGN.md, "Derived state"): flakiness kept as
+ * results are written, through the results writer's observers, and quarantine.
+ */
+@Module({
+  imports: [AccessModule, ResultsModule],
+  controllers: [StabilityController],
+  providers: [TestHealthRepository, FlakyPolicyCache, StabilityObserver, StabilityService, QuarantineSweeper],
+  exports: [QuarantineSweeper],
+})
+export class StabilityModule implements OnModuleInit {
+  constructor(
+    private readonly observers: ResultsObservers,
+    private readonly observer: StabilityObserver,
+    private readonly config: AppConfig,
+  ) {}
+
+  onModuleInit(): void {
+    // Off only for the bench, which measures ingest with and without it (SVC_FLAKY_DETECTION).
+    if (this.config.flakyDetection) {
+      this.observers.register(this.observer);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+import { Injectable } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { EntityManager } from 'typeorm';
+import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
+import type { AfterCommit, ResultsObserver, RunRef, TestOutcome } from '../results/results-observers.js';
+import { FlakyPolicyCache } from './flaky-policy.cache.js';
+import { type RunOutcome, type TestHealth, type Transitions, applyOutcome, newHealth } from './flakiness.js';
+import { commitKey, textKey } from './health-keys.js';
+import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
+import { TestHealthRepository } from './test-health.repository.js';
+
+/** How often a batch whose new tests a concurrent writer inserted first is weighed again. */
+const MAX_TRIES = 5;
+
+/**
+ * Test health as results are written (API.md, "Test health"): for each test a write settled, inside its
+ * transaction, the test's kept state is row-locked, the outcome applied (flakiness.ts) and the state stored: one
+ * SELECT … FOR UPDATE of the batch's rows and one UPDATE (plus one INSERT for tests seen for the first time).
+ * Live events and audit records follow the commit.
+ */
+@Injectable()
+export class StabilityObserver implements ResultsObserver {
+  constructor(
+    private readonly health: TestHealthRepository,
+    private readonly policies: FlakyPolicyCache,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  async outcomesSettled(
+    tx: EntityManager,
+    run: RunRef,
+    outcomes: readonly TestOutcome[],
+  ): Promise<AfterCommit | undefined> {
+    const policy = await this.policies.get(tx, run.projectId);
+    const known = await this.runOf(tx, run);
+    const now = new Date();
+    const told: { testId: string; transitions: Transitions; health: TestHealth }[] = [];
+    let pending = outcomes;
+    for (let tries = 1; pending.length; tries++) {
+      const stored = await this.health.lock(
+        tx,
+        pending.map((o) => o.testId),
+      );
+      const updates: [string, TestHealth][] = [];
+      const inserts: [string, TestHealth][] = [];
+      const results: typeof told = [];
+      for (const o of pending) {
+        const before = stored.get(o.testId);
+        const outcome: RunOutcome = { ...known, status: o.status, otherStatuses: o.otherStatuses };
+        const { health, transitions } = applyOutcome(before ?? newHealth(known.startedAt), outcome, policy, now);
+        (before ? updates : inserts).push([o.testId, health]);
+        results.push({ testId: o.testId, transitions, health });
+      }
+      await this.health.update(tx, run.projectId, updates);
+      const raced = new Set(await this.health.insert(tx, run.projectId, inserts));
+      told.push(...results.filter((r) => !raced.has(r.testId)));
+      if (raced.size && tries >= MAX_TRIES) {
+        throw new Error(`Test health of ${raced.size} tests kept changing under this write`);
+      }
+      pending = pending.filter((o) => raced.has(o.testId));
+    }
+    const changed = told.filter(
+      (t) => t.transitions.becameFlaky || t.transitions.quarantined || t.transitions.released,
+    );
+    if (!changed.length) {
+      return undefined;
+    }
+    return () => this.tell(run, changed);
+  }
+
+  /** The run's stream, commit and start (from the caller, else read). */
+  private async runOf(
+    tx: EntityManager,
+    run: RunRef,
+  ): Promise<Pick<RunOutcome, 'run' | 'stream' | 'commit' | 'startedAt'>> {
+    let { stream, attributes, startedAt } = run;
+    if (stream === undefined || attributes === undefined || startedAt === undefined) {
+      const rows: { stream: string; attributes: Record<string, string>; started_at: Date }[] = await tx.query(
+        'SELECT stream, attributes, started_at FROM runs WHERE id = $1',
+        [run.id],
+      );
+      stream ??= rows[0]?.stream ?? '';
+      attributes ??= rows[0]?.attributes ?? {};
+      startedAt ??= rows[0]?.started_at ?? new Date();
+    }
+    return { run: String(run.id), stream: textKey(stream), commit: commitKey(attributes.commit), startedAt };
+  }
+
+  private tell(run: RunRef, changed: { testId: string; transitions: Transitions; health: TestHealth }[]): void {
+    for (const { testId, transitions, health } of changed) {
+      const base = { projectId: String(run.projectId), testId, runId: String(run.id) };
+      if (transitions.becameFlaky) {
+        this.events.emit(STABILITY_EVENT, { ...base, event: 'test.flaky' } satisfies StabilityEvent);
+      }
+      if (transitions.released) {
+        this.events.emit(STABILITY_EVENT, { ...base, event: 'test.released' } satisfies StabilityEvent);
+        this.events.emit(AUDIT_EVENT, {
+          type: 'TEST_RELEASED',
+          actorId: null,
+          target: `project:${run.projectId}`,
+          details: {
+            testId: Number(testId),
+            auto: true,
+            why: transitions.released === 'PASSES' ? 'passed in a row' : 'until passed',
+            runId: Number(run.id),
+          },
+        } satisfies AuditRecord);
+      }
+      if (transitions.quarantined && health.quarantine) {
+        this.events.emit(STABILITY_EVENT, { ...base, event: 'test.quarantined' } satisfies StabilityEvent);
+        this.events.emit(AUDIT_EVENT, {
+          type: 'TEST_QUARANTINED',
+          actorId: null,
+          target: `project:${run.projectId}`,
+          details: { testId: Number(testId), auto: true, reason: health.quarantine.reason, runId: Number(run.id) },
+        } satisfies AuditRecord);
+      }
+    }
+  }
+}
