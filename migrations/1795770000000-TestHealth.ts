@@ -54,7 +54,9 @@ export class TestHealth1795770000000 implements MigrationInterface {
     await q.query(
       `CREATE INDEX ix_test_health_last_failed ON test_health (project_id, last_failed_at DESC NULLS LAST, test_id)`,
     );
-    await q.query(`CREATE INDEX ix_test_health_first_seen ON test_health (project_id, first_seen_at, test_id)`);
+    await q.query(
+      `CREATE INDEX ix_test_health_first_seen ON test_health (project_id, first_seen_at, test_id)`,
+    );
     // Quarantines whose `until` passed, for the sweep that ends them durably.
     await q.query(`CREATE INDEX ix_test_health_until ON test_health (q_until) WHERE q_until IS NOT NULL`);
 

@@ -391,7 +391,7 @@ export class RunsRepository {
         ({
           ...r,
           id: String(r.id),
-          qByUserId: r.qByUserId === null ? null : String(r.qByUserId),
+          qByUserId: r.qByUserId === null ? null : String(r.qByUserId as string | number),
           lastStatus: r.lastStatus ?? null,
         }) as TestCaseRow,
     );

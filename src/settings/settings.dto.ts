@@ -7,14 +7,25 @@ export class FlakySettingsDto {
     minimum: 2,
     maximum: 500,
     description:
-      "The last runs in which a test ran that its flakiness is judged over. A change reaches each test at its next result; a larger window fills with the runs that follow",
+      'The last runs in which a test ran that its flakiness is judged over. A change reaches each test at its next result; a larger window fills with the runs that follow',
   })
   window: number;
-  @ApiProperty({ example: 5, minimum: 2, maximum: 500, description: 'Runs needed for the flip-rate rule; at most window' })
+  @ApiProperty({
+    example: 5,
+    minimum: 2,
+    maximum: 500,
+    description: 'Runs needed for the flip-rate rule; at most window',
+  })
   minRuns: number;
-  @ApiProperty({ example: 0.2, minimum: 0, maximum: 1, description: 'Flip rate at or above which a test is flaky' })
+  @ApiProperty({
+    example: 0.2,
+    minimum: 0,
+    maximum: 1,
+    description: 'Flip rate at or above which a test is flaky',
+  })
   flipRate: number;
-  @ApiProperty({ example: false, description: 'Quarantine a test when it becomes flaky' }) autoQuarantine: boolean;
+  @ApiProperty({ example: false, description: 'Quarantine a test when it becomes flaky' })
+  autoQuarantine: boolean;
   @ApiProperty({
     example: 10,
     minimum: 1,

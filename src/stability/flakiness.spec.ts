@@ -12,11 +12,20 @@ import {
   stateOf,
 } from './flakiness.js';
 
-const POLICY: FlakyPolicy = { window: 30, minRuns: 5, flipRate: 0.2, autoQuarantine: false, releaseAfterPasses: 3 };
+const POLICY: FlakyPolicy = {
+  window: 30,
+  minRuns: 5,
+  flipRate: 0.2,
+  autoQuarantine: false,
+  releaseAfterPasses: 3,
+};
 const NOW = new Date('2026-11-26T12:00:00Z');
 
 let nextRun = 1;
-function outcome(status: ResultStatus, over: Partial<RunOutcome> & { others?: ResultStatus[] } = {}): RunOutcome {
+function outcome(
+  status: ResultStatus,
+  over: Partial<RunOutcome> & { others?: ResultStatus[] } = {},
+): RunOutcome {
   const { others = [], ...rest } = over;
   return {
     run: String(nextRun++),
@@ -49,15 +58,27 @@ describe('flakiness rules', () => {
 
   it('one run: no flake rate, not flaky, HEALTHY or FAILING by its status', () => {
     const passed = history([outcome('PASSED')]).h;
-    expect(passed).toEqual(expect.objectContaining({ runs: 1, flakeRate: null, flaky: false, state: 'HEALTHY' }));
+    expect(passed).toEqual(
+      expect.objectContaining({ runs: 1, flakeRate: null, flaky: false, state: 'HEALTHY' }),
+    );
     const failed = history([outcome('FAILED')]).h;
-    expect(failed).toEqual(expect.objectContaining({ runs: 1, flakeRate: null, flaky: false, state: 'FAILING' }));
+    expect(failed).toEqual(
+      expect.objectContaining({ runs: 1, flakeRate: null, flaky: false, state: 'FAILING' }),
+    );
     expect(failed.lastFailedAt).toEqual(new Date(NOW.getTime() - 1000));
   });
 
   it('all skipped: no run counts, no flake rate, last status SKIPPED', () => {
     const { h } = history(statuses('SSSSSS').map((s) => outcome(s)));
-    expect(h).toEqual(expect.objectContaining({ runs: 0, flakeRate: null, flaky: false, lastStatus: 'SKIPPED', state: 'HEALTHY' }));
+    expect(h).toEqual(
+      expect.objectContaining({
+        runs: 0,
+        flakeRate: null,
+        flaky: false,
+        lastStatus: 'SKIPPED',
+        state: 'HEALTHY',
+      }),
+    );
     expect(h.entries).toEqual([]);
   });
 
@@ -113,7 +134,10 @@ describe('flakiness rules', () => {
 
   it('the window boundary: flips that left the window no longer count', () => {
     const policy = { ...POLICY, window: 5, minRuns: 5 };
-    const flaky = history(statuses('PFPPP').map((s) => outcome(s)), policy).h;
+    const flaky = history(
+      statuses('PFPPP').map((s) => outcome(s)),
+      policy,
+    ).h;
     expect(flaky.flakeRate).toBe(0.5);
     expect(flaky.flaky).toBe(true);
     const later = applyOutcome(flaky, outcome('PASSED'), policy, NOW).health; // F P P P P: one flip of 4
@@ -133,7 +157,12 @@ describe('flakiness rules', () => {
     nextRun = 1;
     const first = outcome('FAILED');
     const h1 = history([first]).h;
-    const h2 = applyOutcome(h1, { ...first, status: 'PASSED', otherStatuses: STATUS_BITS.FAILED }, POLICY, NOW);
+    const h2 = applyOutcome(
+      h1,
+      { ...first, status: 'PASSED', otherStatuses: STATUS_BITS.FAILED },
+      POLICY,
+      NOW,
+    );
     expect(h2.health.runs).toBe(1);
     expect(h2.health.flaky).toBe(true);
     expect(h2.transitions.becameFlaky).toBe(true);
@@ -161,12 +190,19 @@ describe('flakiness rules', () => {
 
   it('auto-quarantines on the transition, releases after releaseAfterPasses passing runs, and waits for a new failure', () => {
     const policy = { ...POLICY, autoQuarantine: true, releaseAfterPasses: 3 };
-    const { h, transitions } = history([outcome('PASSED', { commit: 'c' }), outcome('FAILED', { commit: 'c' })], policy);
+    const { h, transitions } = history(
+      [outcome('PASSED', { commit: 'c' }), outcome('FAILED', { commit: 'c' })],
+      policy,
+    );
     expect(transitions[1]).toEqual({ becameFlaky: true, quarantined: true, released: null });
     expect(h.state).toBe('QUARANTINED');
     expect(h.quarantine).toEqual(expect.objectContaining({ auto: true, byUserId: null, until: null }));
     // Two passes, a failure (the count starts again), then three passes.
-    const after = history(statuses('PPFPP').map((s) => outcome(s)), policy, h);
+    const after = history(
+      statuses('PPFPP').map((s) => outcome(s)),
+      policy,
+      h,
+    );
     expect(after.h.state).toBe('QUARANTINED');
     expect(after.h.passes).toBe(2);
     const third = applyOutcome(after.h, outcome('PASSED'), policy, NOW);
@@ -183,7 +219,11 @@ describe('flakiness rules', () => {
 
   it('a run counts once for release: a later passing batch of the same run adds no pass', () => {
     const policy = { ...POLICY, autoQuarantine: true, releaseAfterPasses: 2 };
-    const start = quarantined(newHealth(NOW), { since: NOW, reason: 'r', auto: true, byUserId: null, until: null }, NOW);
+    const start = quarantined(
+      newHealth(NOW),
+      { since: NOW, reason: 'r', auto: true, byUserId: null, until: null },
+      NOW,
+    );
     const run = outcome('PASSED');
     const once = applyOutcome(start, run, policy, NOW).health;
     const again = applyOutcome(once, run, policy, NOW).health;
@@ -192,8 +232,16 @@ describe('flakiness rules', () => {
   });
 
   it('keeps a manual quarantine however many passes, and ends any quarantine whose until passed', () => {
-    const manual = quarantined(newHealth(NOW), { since: NOW, reason: 'r', auto: false, byUserId: '7', until: null }, NOW);
-    const { h } = history(statuses('PPPPP').map((s) => outcome(s)), POLICY, manual);
+    const manual = quarantined(
+      newHealth(NOW),
+      { since: NOW, reason: 'r', auto: false, byUserId: '7', until: null },
+      NOW,
+    );
+    const { h } = history(
+      statuses('PPPPP').map((s) => outcome(s)),
+      POLICY,
+      manual,
+    );
     expect(h.state).toBe('QUARANTINED');
     const expiring = quarantined(
       newHealth(NOW),
@@ -215,6 +263,8 @@ describe('flakiness rules', () => {
     });
     expect(judge([], POLICY)).toEqual({ runs: 0, flakeRate: null, flaky: false, why: null });
     expect(judge([e(1, 'PASSED'), e(2, 'BROKEN')], POLICY).flakeRate).toBe(1);
-    expect(judge([e(1, 'PASSED', 'x'), e(2, 'BROKEN', 'x')], POLICY).why).toBe('failed and passed on one commit');
+    expect(judge([e(1, 'PASSED', 'x'), e(2, 'BROKEN', 'x')], POLICY).why).toBe(
+      'failed and passed on one commit',
+    );
   });
 });

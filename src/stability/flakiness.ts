@@ -109,7 +109,10 @@ export function entryBits(status: ResultStatus, otherStatuses: number): number {
 }
 
 /** The three rules over a window (the last `policy.window` entries of `entries`). */
-export function judge(entries: readonly WindowEntry[], policy: Pick<FlakyPolicy, 'window' | 'minRuns' | 'flipRate'>): Verdict {
+export function judge(
+  entries: readonly WindowEntry[],
+  policy: Pick<FlakyPolicy, 'window' | 'minRuns' | 'flipRate'>,
+): Verdict {
   const window = entries.slice(-policy.window);
   const runs = window.length;
   // (c) flips between consecutive runs of one stream: an outcome PASSED against FAILED or BROKEN.
@@ -242,7 +245,9 @@ export function applyOutcome(
     lastRunId: latest ? outcome.run : h.lastRunId,
     firstSeenAt: outcome.startedAt < h.firstSeenAt ? outcome.startedAt : h.firstSeenAt,
     lastFailedAt:
-      failed && (h.lastFailedAt === null || outcome.startedAt > h.lastFailedAt) ? outcome.startedAt : h.lastFailedAt,
+      failed && (h.lastFailedAt === null || outcome.startedAt > h.lastFailedAt)
+        ? outcome.startedAt
+        : h.lastFailedAt,
   };
   transitions.becameFlaky = verdict.flaky && !h.flaky;
 

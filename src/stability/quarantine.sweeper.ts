@@ -46,7 +46,11 @@ export class QuarantineSweeper implements OnApplicationBootstrap, OnApplicationS
     for (;;) {
       const ended = await this.health.endExpired(SWEEP_LIMIT);
       for (const { testId, projectId, auto } of ended) {
-        this.events.emit(STABILITY_EVENT, { projectId, event: 'test.released', testId } satisfies StabilityEvent);
+        this.events.emit(STABILITY_EVENT, {
+          projectId,
+          event: 'test.released',
+          testId,
+        } satisfies StabilityEvent);
         this.events.emit(AUDIT_EVENT, {
           type: 'TEST_RELEASED',
           actorId: null,

@@ -22,7 +22,10 @@ import { StabilityService } from './stability.service.js';
 
 @ApiTags('Test health')
 @ApiBearerAuth()
-@ApiNotFoundResponse({ type: ErrorBody, description: 'No such project or test, or one the caller cannot see' })
+@ApiNotFoundResponse({
+  type: ErrorBody,
+  description: 'No such project or test, or one the caller cannot see',
+})
 @Controller('api/projects/:projectId')
 export class StabilityController {
   constructor(private readonly stability: StabilityService) {}
@@ -36,7 +39,10 @@ export class StabilityController {
   })
   @ApiBody({ type: QuarantineTestDto })
   @ApiOkResponse({ type: TestCaseDto })
-  @ApiBadRequestResponse({ type: ErrorBody, description: 'reason missing or blank, until not a future timestamp' })
+  @ApiBadRequestResponse({
+    type: ErrorBody,
+    description: 'reason missing or blank, until not a future timestamp',
+  })
   @ApiForbiddenResponse({ type: ErrorBody, description: 'Below MAINTAINER' })
   quarantine(
     @CurrentUser() user: AuthUser,
@@ -52,7 +58,8 @@ export class StabilityController {
   @HttpCode(204)
   @RequireProjectRole('MAINTAINER')
   @ApiOperation({
-    summary: "Release the test from quarantine (MAINTAINER); audited TEST_RELEASED. 204 also when it wasn't quarantined",
+    summary:
+      "Release the test from quarantine (MAINTAINER); audited TEST_RELEASED. 204 also when it wasn't quarantined",
     description:
       'An automatically quarantined test released here is quarantined again only by a new failure, not by the evidence it was released with.',
   })
@@ -70,7 +77,8 @@ export class StabilityController {
   @Get('quarantine')
   @RequireProjectRole('VIEWER')
   @ApiOperation({
-    summary: "The project's quarantined tests: what a CI job reads to skip or ignore; sortable on since (default desc), name, id",
+    summary:
+      "The project's quarantined tests: what a CI job reads to skip or ignore; sortable on since (default desc), name, id",
   })
   @ApiOkResponse({ type: PageOf(QuarantinedTestDto) })
   listQuarantined(

@@ -47,7 +47,12 @@ export class StabilityObserver implements ResultsObserver {
       for (const o of pending) {
         const before = stored.get(o.testId);
         const outcome: RunOutcome = { ...known, status: o.status, otherStatuses: o.otherStatuses };
-        const { health, transitions } = applyOutcome(before ?? newHealth(known.startedAt), outcome, policy, now);
+        const { health, transitions } = applyOutcome(
+          before ?? newHealth(known.startedAt),
+          outcome,
+          policy,
+          now,
+        );
         (before ? updates : inserts).push([o.testId, health]);
         results.push({ testId: o.testId, transitions, health });
       }
@@ -86,7 +91,10 @@ export class StabilityObserver implements ResultsObserver {
     return { run: String(run.id), stream: textKey(stream), commit: commitKey(attributes.commit), startedAt };
   }
 
-  private tell(run: RunRef, changed: { testId: string; transitions: Transitions; health: TestHealth }[]): void {
+  private tell(
+    run: RunRef,
+    changed: { testId: string; transitions: Transitions; health: TestHealth }[],
+  ): void {
     for (const { testId, transitions, health } of changed) {
       const base = { projectId: String(run.projectId), testId, runId: String(run.id) };
       if (transitions.becameFlaky) {
@@ -112,7 +120,12 @@ export class StabilityObserver implements ResultsObserver {
           type: 'TEST_QUARANTINED',
           actorId: null,
           target: `project:${run.projectId}`,
-          details: { testId: Number(testId), auto: true, reason: health.quarantine.reason, runId: Number(run.id) },
+          details: {
+            testId: Number(testId),
+            auto: true,
+            reason: health.quarantine.reason,
+            runId: Number(run.id),
+          },
         } satisfies AuditRecord);
       }
     }

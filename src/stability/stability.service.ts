@@ -75,7 +75,11 @@ export class StabilityService {
       actorId: user.id,
       ip,
       target: `project:${projectId}`,
-      details: { testId: Number(test.id), auto: ended.auto, ...(ended.active ? {} : { why: 'until passed' }) },
+      details: {
+        testId: Number(test.id),
+        auto: ended.auto,
+        ...(ended.active ? {} : { why: 'until passed' }),
+      },
     });
   }
 
@@ -83,7 +87,10 @@ export class StabilityService {
     const page = pageRequest(query, Object.keys(QUARANTINE_SORTS) as (keyof typeof QUARANTINE_SORTS)[], [
       { field: 'since', direction: 'DESC' },
     ]);
-    const order = [...page.sort, ...(page.sort.some((s) => s.field === 'id') ? [] : [{ field: 'id' as const, direction: 'ASC' }])]
+    const order = [
+      ...page.sort,
+      ...(page.sort.some((s) => s.field === 'id') ? [] : [{ field: 'id' as const, direction: 'ASC' }]),
+    ]
       .map((s) => `${QUARANTINE_SORTS[s.field]} ${s.direction}`)
       .join(', ');
     const [rows, total] = await this.health.quarantined(projectId, order, page.size, page.offset);

@@ -121,7 +121,9 @@ export class TestHealthRepository {
 
   /** The stored health of these tests, row-locked until the commit, in test id order (no deadlock between writers). */
   async lock(tx: Pick<EntityManager, 'query'>, testIds: string[]): Promise<Map<string, TestHealth>> {
-    const sorted = [...testIds].sort((a, b) => (a.length !== b.length ? a.length - b.length : a < b ? -1 : 1));
+    const sorted = [...testIds].sort((a, b) =>
+      a.length !== b.length ? a.length - b.length : a < b ? -1 : 1,
+    );
     // One index probe a test (LATERAL): `test_id = ANY(…)` may be planned as a scan of a table that just grew.
     const rows: HealthRow[] = await tx.query(
       `SELECT h.* FROM unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)
@@ -134,7 +136,11 @@ export class TestHealthRepository {
   }
 
   /** Stores the health of tests that have a row (locked by `lock`). */
-  async update(tx: Pick<EntityManager, 'query'>, projectId: string, rows: [string, TestHealth][]): Promise<void> {
+  async update(
+    tx: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rows: [string, TestHealth][],
+  ): Promise<void> {
     if (!rows.length) {
       return;
     }
@@ -150,7 +156,11 @@ export class TestHealthRepository {
    * Stores the health of tests that had no row; answers the tests whose row a concurrent writer inserted meanwhile
    * (left as that writer stored them: to be locked and weighed again).
    */
-  async insert(tx: Pick<EntityManager, 'query'>, projectId: string, rows: [string, TestHealth][]): Promise<string[]> {
+  async insert(
+    tx: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rows: [string, TestHealth][],
+  ): Promise<string[]> {
     if (!rows.length) {
       return [];
     }
@@ -188,8 +198,9 @@ export class TestHealthRepository {
    * them as ended; this makes it durable and tells of it.
    */
   async endExpired(limit: number): Promise<ExpiredQuarantine[]> {
-    const [rows]: [{ test_id: string; project_id: string; auto: boolean | null }[], number] = await this.db.query(
-      `WITH due AS (
+    const [rows]: [{ test_id: string; project_id: string; auto: boolean | null }[], number] =
+      await this.db.query(
+        `WITH due AS (
          SELECT test_id, q_auto FROM test_health WHERE q_until <= now() ORDER BY test_id LIMIT $1 FOR UPDATE SKIP LOCKED)
        UPDATE test_health h
           SET q_since = NULL, q_reason = NULL, q_auto = NULL, q_by_user_id = NULL, q_until = NULL, q_passes = 0,
@@ -198,9 +209,13 @@ export class TestHealthRepository {
                            ELSE 'HEALTHY' END
          FROM due WHERE h.test_id = due.test_id
        RETURNING h.test_id, h.project_id, due.q_auto AS auto`,
-      [limit],
-    );
-    return rows.map((r) => ({ testId: String(r.test_id), projectId: String(r.project_id), auto: r.auto ?? false }));
+        [limit],
+      );
+    return rows.map((r) => ({
+      testId: String(r.test_id),
+      projectId: String(r.project_id),
+      auto: r.auto ?? false,
+    }));
   }
 
   /** A page of the project's quarantined tests (an `until` that passed has ended it), by ix_test_health_state. */

@@ -30,6 +30,7 @@ export class QuarantinedTestDto {
   @ApiProperty() name: string;
   @ApiProperty({ example: '2026-11-22T10:15:00.000Z' }) since: string;
   @ApiProperty() reason: string;
-  @ApiProperty({ description: 'Quarantined automatically (flaky with `flaky.autoQuarantine` on)' }) auto: boolean;
+  @ApiProperty({ description: 'Quarantined automatically (flaky with `flaky.autoQuarantine` on)' })
+  auto: boolean;
   @ApiProperty({ type: String, nullable: true, description: 'When it ends by itself' }) until: string | null;
 }

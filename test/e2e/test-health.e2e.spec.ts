@@ -1,0 +1,395 @@
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { AuditEventEntity } from '../../src/audit/audit-event.entity.js';
+import { QuarantineSweeper } from '../../src/stability/quarantine.sweeper.js';
+import { insertUser } from '../factories/user.factory.js';
+import { RunningApp, TestDeployment } from '../support/app.js';
+import { eventually, login } from '../support/http.js';
+import { LiveClient } from '../support/live.js';
+
+/** API.md, "Test health: flaky tests and quarantine" and "Project settings", through V1, V2 and import. */
+describe('Test health: flaky tests and quarantine', () => {
+  const deployment = new TestDeployment();
+  let svc: RunningApp;
+  let owner: string;
+  let maintainer: { id: string; jwt: string };
+  let reporter: string;
+  let viewer: string;
+  let projectId: number;
+  let otherProjectId: number;
+  const clients: LiveClient[] = [];
+
+  const api = (token: string) => ({
+    get: (path: string) => request(svc.url).get(path).set('Authorization', `Bearer ${token}`),
+    post: (path: string, body: object) =>
+      request(svc.url).post(path).set('Authorization', `Bearer ${token}`).send(body),
+    put: (path: string, body: object) =>
+      request(svc.url).put(path).set('Authorization', `Bearer ${token}`).send(body),
+    patch: (path: string, body: object) =>
+      request(svc.url).patch(path).set('Authorization', `Bearer ${token}`).send(body),
+    delete: (path: string) => request(svc.url).delete(path).set('Authorization', `Bearer ${token}`),
+  });
+
+  async function member(project: number, role: string): Promise<{ id: string; jwt: string }> {
+    const user = await insertUser(svc.dataSource);
+    await api(owner).put(`/api/projects/${project}/members/${user.id}`, { role }).expect(200);
+    return { id: user.id, jwt: (await login(svc.url, user.email, user.password)).accessToken };
+  }
+
+  /** A V1 run of `project` with these results, finished. */
+  async function v1Run(
+    project: number,
+    results: object[],
+    attributes: Record<string, string> = {},
+    name = 'ci',
+  ) {
+    const run = await api(reporter).post(`/api/projects/${project}/runs`, { name, attributes }).expect(201);
+    await api(reporter).post(`/api/runs/${run.body.id}/results`, { results }).expect(201);
+    await api(reporter).post(`/api/runs/${run.body.id}/finish`, {}).expect(200);
+    return run.body.id as number;
+  }
+
+  async function testNamed(project: number, name: string) {
+    const page = await api(viewer)
+      .get(`/api/projects/${project}/tests?q=${encodeURIComponent(name)}`)
+      .expect(200);
+    const test = page.body.content.find((t: { name: string }) => t.name === name);
+    expect(test).toBeDefined();
+    return test;
+  }
+
+  const audits = (type: string) =>
+    svc.dataSource
+      .getRepository(AuditEventEntity)
+      .find({ where: { type }, order: { id: 'ASC' } })
+      .then((rows) => rows.map((r) => r.details));
+
+  beforeAll(async () => {
+    [svc] = await deployment.start();
+    const o = await insertUser(svc.dataSource);
+    owner = (await login(svc.url, o.email, o.password)).accessToken;
+    projectId = (await api(owner).post('/api/projects', { key: 'HEALTH', name: 'Health' }).expect(201)).body
+      .id;
+    otherProjectId = (await api(owner).post('/api/projects', { key: 'HOTHER', name: 'Other' }).expect(201))
+      .body.id;
+    maintainer = await member(projectId, 'MAINTAINER');
+    const reporterJwt = (await member(projectId, 'REPORTER')).jwt;
+    await api(owner)
+      .put(`/api/projects/${otherProjectId}/members/${maintainer.id}`, { role: 'MAINTAINER' })
+      .expect(200);
+    reporter = (await api(reporterJwt).post('/api/users/me/api-keys', { name: 'ci' }).expect(201)).body.token;
+    viewer = (await member(projectId, 'VIEWER')).jwt;
+  });
+  afterAll(async () => {
+    clients.forEach((c) => c.ws.close());
+    await deployment.stop();
+  });
+
+  it('validates the flaky settings whole, naming each field, and audits a change', async () => {
+    const bad = await api(maintainer.jwt)
+      .patch(`/api/projects/${projectId}/settings`, {
+        flaky: { window: 501, minRuns: 1, flipRate: 1.5, releaseAfterPasses: 101 },
+      })
+      .expect(400);
+    for (const field of ['window', 'minRuns', 'flipRate', 'releaseAfterPasses']) {
+      expect(bad.body.message).toContain(`flaky.${field}`);
+    }
+    const tooMany = await api(maintainer.jwt)
+      .patch(`/api/projects/${projectId}/settings`, { flaky: { window: 10, minRuns: 11 } })
+      .expect(400);
+    expect(tooMany.body).toEqual({
+      status: 400,
+      error: 'Bad Request',
+      message: expect.stringContaining('flaky.minRuns'),
+    });
+    const shrink = await api(maintainer.jwt)
+      .patch(`/api/projects/${projectId}/settings`, { flaky: { window: 4 } })
+      .expect(400);
+    expect(shrink.body.message).toContain('flaky.window');
+    const ok = await api(maintainer.jwt)
+      .patch(`/api/projects/${projectId}/settings`, {
+        flaky: { window: 500, minRuns: 500, releaseAfterPasses: 100, flipRate: 0 },
+      })
+      .expect(200);
+    expect(ok.body.flaky).toEqual({
+      window: 500,
+      minRuns: 500,
+      flipRate: 0,
+      autoQuarantine: false,
+      releaseAfterPasses: 100,
+    });
+    await api(maintainer.jwt)
+      .patch(`/api/projects/${projectId}/settings`, {
+        flaky: { window: 30, minRuns: 5, flipRate: 0.2, releaseAfterPasses: 10 },
+      })
+      .expect(200);
+    const reporterJwt = (await member(projectId, 'REPORTER')).jwt;
+    await api(reporterJwt)
+      .patch(`/api/projects/${projectId}/settings`, { flaky: { window: 10 } })
+      .expect(403);
+    await api(maintainer.jwt)
+      .patch(`/api/projects/${projectId}/settings`, { retention: { keepDays: 10 } })
+      .expect(403);
+    await eventually(async () => ((await audits('PROJECT_SETTINGS_CHANGED')).length >= 2 ? true : undefined));
+  });
+
+  it('makes a test FLAKY as soon as the V1 request that made it so has returned, and tells the project', async () => {
+    const live = await LiveClient.subscribed(svc.url, viewer, projectId);
+    clients.push(live);
+    await v1Run(projectId, [{ name: 'v1 flaky', suite: 'H', status: 'PASSED' }], { commit: 'abc' });
+    expect((await testNamed(projectId, 'v1 flaky')).state).toBe('HEALTHY');
+    const second = await v1Run(projectId, [{ name: 'v1 flaky', suite: 'H', status: 'FAILED' }], {
+      commit: 'abc',
+    });
+    const test = await testNamed(projectId, 'v1 flaky');
+    expect(test).toEqual(
+      expect.objectContaining({
+        flaky: true,
+        state: 'FLAKY',
+        lastStatus: 'FAILED',
+        flakeRate: 1,
+        runs: 2,
+        quarantine: null,
+        firstSeenAt: expect.any(String),
+        lastFailedAt: expect.any(String),
+      }),
+    );
+    const event = await live.next((m) => m.event === 'test.flaky');
+    expect(event.data).toEqual({ testId: test.id, runId: second });
+    // The same test read alone, and through the state filter sorted by flake rate.
+    expect((await api(viewer).get(`/api/projects/${projectId}/tests/${test.id}`).expect(200)).body).toEqual(
+      test,
+    );
+    const flaky = await api(viewer)
+      .get(`/api/projects/${projectId}/tests?state=FLAKY&sort=flakeRate,desc`)
+      .expect(200);
+    expect(flaky.body.content.map((t: { id: number }) => t.id)).toContain(test.id);
+    expect(flaky.body.content.every((t: { state: string }) => t.state === 'FLAKY')).toBe(true);
+  });
+
+  it('makes a test FLAKY once its V2 message is processed', async () => {
+    const uuid = randomUUID();
+    await api(reporter).post(`/api/v2/projects/${projectId}/runs`, { uuid, name: 'v2 run' }).expect(202);
+    await api(reporter)
+      .post(`/api/v2/projects/${projectId}/runs/${uuid}/results`, {
+        results: [
+          { uuid: randomUUID(), name: 'v2 retried', status: 'FAILED' },
+          { uuid: randomUUID(), name: 'v2 retried', status: 'PASSED', retry: 1 },
+        ],
+      })
+      .expect(202);
+    await eventually(async () => {
+      const r = await api(viewer).get(`/api/v2/projects/${projectId}/runs/${uuid}`);
+      return r.status === 200 && r.body.counts.total === 1 ? true : undefined;
+    });
+    expect(await testNamed(projectId, 'v2 retried')).toEqual(
+      expect.objectContaining({
+        flaky: true,
+        state: 'FLAKY',
+        runs: 1,
+        flakeRate: null,
+        lastStatus: 'PASSED',
+      }),
+    );
+  });
+
+  it('makes a test FLAKY through an import, by its flip rate over runs of one stream', async () => {
+    const junit = (status: 'pass' | 'fail') =>
+      `<testsuite name="imp"><testcase classname="imp" name="imported flips">${status === 'fail' ? '<failure message="no"/>' : ''}</testcase></testsuite>`;
+    for (const [i, status] of (['pass', 'fail', 'pass', 'fail'] as const).entries()) {
+      await request(svc.url)
+        .post(`/api/import/junit?projectId=${projectId}&runName=${encodeURIComponent(`import #${i}`)}`)
+        .set('Authorization', `Bearer ${reporter}`)
+        .set('Content-Type', 'application/xml')
+        .send(junit(status))
+        .expect(201);
+      expect((await testNamed(projectId, 'imported flips')).flaky).toBe(false); // fewer runs than minRuns (5)
+    }
+    await request(svc.url)
+      .post(`/api/import/junit?projectId=${projectId}&runName=${encodeURIComponent('import #4')}`)
+      .set('Authorization', `Bearer ${reporter}`)
+      .set('Content-Type', 'application/xml')
+      .send(junit('pass'))
+      .expect(201);
+    expect(await testNamed(projectId, 'imported flips')).toEqual(
+      expect.objectContaining({ flaky: true, state: 'FLAKY', runs: 5, flakeRate: 1 }),
+    );
+  });
+
+  it('quarantines a flaky test automatically, releases it after passing runs, and again only after a new failure', async () => {
+    const project = (await api(owner).post('/api/projects', { key: 'HAUTO', name: 'Auto' }).expect(201)).body
+      .id;
+    const rep = await member(project, 'REPORTER');
+    const token = (await api(rep.jwt).post('/api/users/me/api-keys', { name: 'ci2' }).expect(201)).body.token;
+    await api(owner)
+      .patch(`/api/projects/${project}/settings`, { flaky: { autoQuarantine: true, releaseAfterPasses: 2 } })
+      .expect(200);
+    const live = await LiveClient.subscribed(svc.url, owner, project);
+    clients.push(live);
+    const run = async (status: string, commit: string) => {
+      const r = await api(token)
+        .post(`/api/projects/${project}/runs`, { name: 'auto', attributes: { commit } })
+        .expect(201);
+      await api(token)
+        .post(`/api/runs/${r.body.id}/results`, { results: [{ name: 'auto', status }] })
+        .expect(201);
+      return r.body.id as number;
+    };
+    const read = async () =>
+      (await api(owner).get(`/api/projects/${project}/tests?q=auto`).expect(200)).body.content[0];
+    await run('PASSED', 'c1');
+    const flaky = await run('FAILED', 'c1');
+    let test = await read();
+    expect(test.state).toBe('QUARANTINED');
+    expect(test.quarantine).toEqual(
+      expect.objectContaining({
+        auto: true,
+        byUserId: null,
+        until: null,
+        reason: expect.stringContaining('commit'),
+      }),
+    );
+    expect((await live.next((m) => m.event === 'test.quarantined')).data).toEqual({
+      testId: test.id,
+      runId: flaky,
+    });
+    const listed = await api(owner).get(`/api/projects/${project}/quarantine`).expect(200);
+    expect(listed.body.content).toEqual([
+      {
+        testId: test.id,
+        suite: '',
+        name: 'auto',
+        since: expect.any(String),
+        reason: test.quarantine.reason,
+        auto: true,
+        until: null,
+      },
+    ]);
+    await run('PASSED', 'c2');
+    expect((await read()).state).toBe('QUARANTINED');
+    const releasing = await run('PASSED', 'c3');
+    test = await read();
+    expect(test.state).toBe('FLAKY'); // released; the evidence is still in its window
+    expect((await live.next((m) => m.event === 'test.released')).data).toEqual({
+      testId: test.id,
+      runId: releasing,
+    });
+    await run('PASSED', 'c4');
+    expect((await read()).state).toBe('FLAKY');
+    await run('FAILED', 'c5');
+    expect((await read()).state).toBe('QUARANTINED');
+    await eventually(async () => {
+      const quarantines = (await audits('TEST_QUARANTINED')).filter((d) => d.testId === test.id);
+      const releases = (await audits('TEST_RELEASED')).filter((d) => d.testId === test.id);
+      return quarantines.length === 2 && releases.length === 1 ? { quarantines, releases } : undefined;
+    }).then(({ quarantines, releases }) => {
+      expect(quarantines.every((d) => d.auto === true)).toBe(true);
+      expect(releases[0]).toEqual(expect.objectContaining({ auto: true }));
+    });
+  });
+
+  it('quarantines and releases by hand: MAINTAINER only, audited, with until ending it', async () => {
+    await v1Run(projectId, [{ name: 'manual', suite: 'M', status: 'FAILED' }]);
+    const test = await testNamed(projectId, 'manual');
+    expect(test.state).toBe('FAILING');
+    const path = `/api/projects/${projectId}/tests/${test.id}/quarantine`;
+    await api(reporter).put(path, { reason: 'no' }).expect(403);
+    await api(viewer).put(path, { reason: 'no' }).expect(403);
+    const missing = await api(maintainer.jwt).put(path, {}).expect(400);
+    expect(missing.body.message).toContain('reason');
+    await api(maintainer.jwt).put(path, { reason: '   ' }).expect(400);
+    const past = await api(maintainer.jwt)
+      .put(path, { reason: 'x', until: '2020-01-01T00:00:00Z' })
+      .expect(400);
+    expect(past.body.message).toContain('until');
+    await api(maintainer.jwt).put(path, { reason: 'x', until: 'tomorrow' }).expect(400);
+    await api(maintainer.jwt).put(path, { reason: 'x', extra: 1 }).expect(400);
+    // Another project's test, or an unknown one: 404.
+    await api(maintainer.jwt)
+      .put(`/api/projects/${otherProjectId}/tests/${test.id}/quarantine`, { reason: 'x' })
+      .expect(404);
+    await api(maintainer.jwt)
+      .put(`/api/projects/${projectId}/tests/99999999/quarantine`, { reason: 'x' })
+      .expect(404);
+    await api(viewer).get(`/api/projects/${otherProjectId}/tests/${test.id}`).expect(404);
+
+    const put = await api(maintainer.jwt).put(path, { reason: 'Shared DB' }).expect(200);
+    expect(put.body).toEqual(
+      expect.objectContaining({
+        id: test.id,
+        state: 'QUARANTINED',
+        quarantine: {
+          since: expect.any(String),
+          reason: 'Shared DB',
+          auto: false,
+          byUserId: Number(maintainer.id),
+          until: null,
+        },
+      }),
+    );
+    // A manual quarantine stays however many passing runs.
+    for (let i = 0; i < 3; i++) {
+      await v1Run(projectId, [{ name: 'manual', suite: 'M', status: 'PASSED' }]);
+    }
+    expect((await testNamed(projectId, 'manual')).state).toBe('QUARANTINED');
+    await api(reporter).delete(path).expect(403);
+    await api(maintainer.jwt).delete(path).expect(204);
+    expect((await testNamed(projectId, 'manual')).quarantine).toBeNull();
+    await api(maintainer.jwt).delete(path).expect(204); // nothing to release
+    await eventually(async () => {
+      const q = (await audits('TEST_QUARANTINED')).filter((d) => d.testId === test.id);
+      const r = (await audits('TEST_RELEASED')).filter((d) => d.testId === test.id);
+      return q.length === 1 && r.length === 1 ? true : undefined;
+    });
+    const q = (await audits('TEST_QUARANTINED')).find((d) => d.testId === test.id);
+    expect(q).toEqual(expect.objectContaining({ auto: false, reason: 'Shared DB' }));
+
+    // until: ended as soon as it passes, in every read, and durably by the sweep.
+    const until = new Date(Date.now() + 1500).toISOString();
+    await api(maintainer.jwt).put(path, { reason: 'for a moment', until }).expect(200);
+    expect((await testNamed(projectId, 'manual')).state).toBe('QUARANTINED');
+    await eventually(async () => (Date.now() > Date.parse(until) ? true : undefined));
+    expect((await testNamed(projectId, 'manual')).state).toBe('HEALTHY');
+    expect(
+      (await api(viewer).get(`/api/projects/${projectId}/quarantine`).expect(200)).body.content.map(
+        (t: { testId: number }) => t.testId,
+      ),
+    ).not.toContain(test.id);
+    const healthy = await api(viewer)
+      .get(`/api/projects/${projectId}/tests?state=HEALTHY&q=manual`)
+      .expect(200);
+    expect(healthy.body.content.map((t: { id: number }) => t.id)).toEqual([test.id]);
+    expect(await svc.app.get(QuarantineSweeper).sweep()).toBeGreaterThanOrEqual(1);
+    const [row] = await svc.dataSource.query('SELECT state, q_since FROM test_health WHERE test_id = $1', [
+      test.id,
+    ]);
+    expect(row).toEqual({ state: 'HEALTHY', q_since: null });
+    await eventually(async () =>
+      (await audits('TEST_RELEASED')).some((d) => d.testId === test.id && d.why === 'until passed')
+        ? true
+        : undefined,
+    );
+  });
+
+  it('filters by state and sorts on health fields; unknown states and sorts are 400 naming them', async () => {
+    const both = await api(viewer)
+      .get(`/api/projects/${projectId}/tests?state=FLAKY,FAILING&sort=lastFailedAt,desc`)
+      .expect(200);
+    expect(both.body.content.length).toBeGreaterThan(0);
+    expect(both.body.content.every((t: { state: string }) => ['FLAKY', 'FAILING'].includes(t.state))).toBe(
+      true,
+    );
+    const times = both.body.content.map((t: { lastFailedAt: string | null }) => t.lastFailedAt);
+    expect(times).toEqual([...times].sort().reverse());
+    await api(viewer).get(`/api/projects/${projectId}/tests?sort=firstSeenAt&sort=name`).expect(200);
+    const badState = await api(viewer).get(`/api/projects/${projectId}/tests?state=FLAKY,WOBBLY`).expect(400);
+    expect(badState.body.message).toContain("'WOBBLY'");
+    const badSort = await api(viewer).get(`/api/projects/${projectId}/tests?sort=lastStatus`).expect(400);
+    expect(badSort.body.message).toContain("'lastStatus'");
+    const first = await api(viewer)
+      .get(`/api/projects/${projectId}/tests?size=1&sort=flakeRate,desc`)
+      .expect(200);
+    expect(first.body.nextCursor).toBeNull();
+    await api(viewer).get(`/api/projects/${projectId}/tests?sort=flakeRate&cursor=abc`).expect(400);
+  });
+});
