@@ -20,7 +20,7 @@ export const title =
 const RSS_LIMIT_MB = 300;
 
 /** Writes a JUnit report of `cases` test cases in suites of 100: 10% failing with a stack trace, 3% skipped, half with output. */
-async function writeJunit(path, cases) {
+export async function writeJunit(path, cases) {
   const out = createWriteStream(path);
   const write = async (text) => {
     if (!out.write(text)) {
@@ -70,7 +70,7 @@ function memoryOf(pid) {
 }
 
 /** A new project of `service`; its id. */
-async function newProject(service, token, label) {
+export async function newProject(service, token, label) {
   const project = await fetch(`${service.url}/api/projects`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
@@ -80,7 +80,7 @@ async function newProject(service, token, label) {
 }
 
 /** Imports `path` into `projectId`; the time from the first byte sent to the answer, and the service's peak RSS. */
-async function importFile(service, token, projectId, path) {
+export async function importFile(service, token, projectId, path) {
   let peakRssMb = memoryOf(service.pid).rssMb;
   const sampler = setInterval(() => {
     peakRssMb = Math.max(peakRssMb, memoryOf(service.pid).rssMb);

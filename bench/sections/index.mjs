@@ -10,6 +10,7 @@ import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
 import * as live from './live.mjs';
 import * as loginLatency from './login-latency.mjs';
+import * as testHealth from './test-health.mjs';
 import * as testsPaging from './tests-paging.mjs';
 import * as web from './web.mjs';
 
@@ -23,4 +24,5 @@ export const sections = [
   live,
   web,
   testsPaging,
+  testHealth,
 ];

@@ -280,7 +280,7 @@ function mapValues(object, fn) {
 // distinct test (suite + name), 50 tests a suite. Called twice with one prefix, it gives the same tests (with
 // other UUIDs): a previous run of the suite, then the measured rerun (--ingest-tests=rerun, the default).
 
-function makeResults(count, prefix, { uuids = false } = {}) {
+export function makeResults(count, prefix, { uuids = false } = {}) {
   const out = new Array(count);
   for (let i = 0; i < count; i++) {
     const failed = i % 10 === 7;
@@ -301,7 +301,7 @@ function makeResults(count, prefix, { uuids = false } = {}) {
   return out;
 }
 
-function chunk(items, size) {
+export function chunk(items, size) {
   const out = [];
   for (let i = 0; i < items.length; i += size) {
     out.push(items.slice(i, i + size));
@@ -614,7 +614,7 @@ function cpuSeconds(start) {
 // ---------------------------------------------------------------------------------------------------------
 // HTTP helpers
 
-async function api(service, token, method, path, body, expect) {
+export async function api(service, token, method, path, body, expect) {
   const res = await fetch(`${service.url}${path}`, {
     method,
     headers: {
@@ -635,7 +635,7 @@ async function api(service, token, method, path, body, expect) {
 }
 
 let projectSeq = 0;
-async function createProject(service, token, label) {
+export async function createProject(service, token, label) {
   projectSeq += 1;
   return api(
     service,
@@ -656,7 +656,7 @@ async function createProject(service, token, label) {
  * generator shares the machine's two cores with the service and PostgreSQL, and fetch spent ~1 ms of CPU per
  * 150 KB request against ~0.3 ms (a quarter of a core at V1's rate, taken from what is measured).
  */
-async function drive({ service, token, bodies, path, expect, clients, onAnswer }) {
+export async function drive({ service, token, bodies, path, expect, clients, onAnswer }) {
   const deadline = performance.now() + SEND_CAP_MS;
   const { hostname, port } = new URL(service.url);
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });

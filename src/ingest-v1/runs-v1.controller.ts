@@ -119,9 +119,10 @@ export class RunsV1Controller {
   @Get('projects/:projectId/tests')
   @RequireProjectRole('VIEWER')
   @ApiOperation({
-    summary: 'Test cases with last status and flakiness; `q` searches suite and name; sortable on suite, name, id (default suite,name)',
+    summary:
+      'Test cases with their health; `q` searches suite and name, `state` filters (HEALTHY, FAILING, FLAKY, QUARANTINED); sortable on name, flakeRate, lastFailedAt, firstSeenAt, suite, id (default suite,name)',
     description:
-      'The page also carries `nextCursor`: pass it as `cursor` for the next page, read from where this one ended (as fast at any depth, and no recount of the total).',
+      'Health is read from columns kept as results are written (flakeRate and lastFailedAt sort nulls last). With a sort on suite, name or id the page also carries `nextCursor`: pass it as `cursor` for the next page, read from where this one ended (as fast at any depth, and no recount of the total); other sorts page by number.',
   })
   @ApiOkResponse({ type: TestCasePageDto })
   listTests(@Param('projectId') projectId: string, @Query() query: TestsQueryDto) {
@@ -130,7 +131,7 @@ export class RunsV1Controller {
 
   @Get('projects/:projectId/tests/:testId')
   @RequireProjectRole('VIEWER')
-  @ApiOperation({ summary: 'One test case with its last status and flakiness' })
+  @ApiOperation({ summary: 'One test case with its health: state, flakiness, flake rate, quarantine' })
   @ApiOkResponse({ type: TestCaseDto })
   getTest(@Param('projectId') projectId: string, @Param('testId') testId: string): Promise<TestCaseDto> {
     return this.results.getTest(projectId, testId);

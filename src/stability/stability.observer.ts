@@ -4,10 +4,20 @@ import type { EntityManager } from 'typeorm';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
 import type { AfterCommit, ResultsObserver, RunRef, TestOutcome } from '../results/results-observers.js';
 import { FlakyPolicyCache } from './flaky-policy.cache.js';
-import { type RunOutcome, type TestHealth, type Transitions, applyOutcome, newHealth } from './flakiness.js';
+import {
+  type FlakyPolicy,
+  type RunOutcome,
+  type TestHealth,
+  type Transitions,
+  applyOutcome,
+  newHealth,
+} from './flakiness.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
 import { TestHealthRepository } from './test-health.repository.js';
+
+/** Tests settled by one statement at most. */
+const SLICE = 5000;
 
 /** How often a batch whose new tests a concurrent writer inserted first is weighed again. */
 const MAX_TRIES = 5;
@@ -35,6 +45,29 @@ export class StabilityObserver implements ResultsObserver {
     const known = await this.runOf(tx, run);
     const now = new Date();
     const told: { testId: string; transitions: Transitions; health: TestHealth }[] = [];
+    // An import's finish gives every test of its run: a slice at a time, so that no statement carries 100,000 rows.
+    for (let i = 0; i < outcomes.length; i += SLICE) {
+      await this.settle(tx, run, outcomes.slice(i, i + SLICE), known, policy, now, told);
+    }
+    const changed = told.filter(
+      (t) => t.transitions.becameFlaky || t.transitions.quarantined || t.transitions.released,
+    );
+    if (!changed.length) {
+      return undefined;
+    }
+    return () => this.tell(run, changed);
+  }
+
+  /** The outcomes applied to their tests' kept state (see outcomesSettled); what changed is added to `told`. */
+  private async settle(
+    tx: EntityManager,
+    run: RunRef,
+    outcomes: readonly TestOutcome[],
+    known: Pick<RunOutcome, 'run' | 'stream' | 'commit' | 'startedAt'>,
+    policy: FlakyPolicy,
+    now: Date,
+    told: { testId: string; transitions: Transitions; health: TestHealth }[],
+  ): Promise<void> {
     let pending = outcomes;
     for (let tries = 1; pending.length; tries++) {
       const stored = await this.health.lock(
@@ -64,13 +97,6 @@ export class StabilityObserver implements ResultsObserver {
       }
       pending = pending.filter((o) => raced.has(o.testId));
     }
-    const changed = told.filter(
-      (t) => t.transitions.becameFlaky || t.transitions.quarantined || t.transitions.released,
-    );
-    if (!changed.length) {
-      return undefined;
-    }
-    return () => this.tell(run, changed);
   }
 
   /** The run's stream, commit and start (from the caller, else read). */
