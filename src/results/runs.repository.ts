@@ -356,16 +356,41 @@ export class RunsRepository {
       params.push(containing(by.q));
       filters.push(`(t.suite ILIKE $${params.length} OR t.name ILIKE $${params.length})`);
     }
-    if (by.states) {
-      // The stored state, or a quarantine whose `until` passed (its state as read is another): then the state as read.
-      params.push(by.states);
-      const n = params.length;
-      filters.push(`(h.state = ANY($${n}::varchar[]) OR (h.state = 'QUARANTINED' AND h.q_until <= now()))`);
-      filters.push(`${STATE_SQL} = ANY($${n}::varchar[])`);
-    }
-    const source = health
-      ? 'test_health h JOIN test_cases t ON t.id = h.test_id WHERE h.project_id = $1 AND t.project_id = $1'
-      : 'test_cases t WHERE t.project_id = $1';
+    const statesParam = by.states ? params.push(by.states) : 0;
+    // Test cases joined only where the page needs them (a name filter or order, a cursor's key).
+    const withCases =
+      !health ||
+      by.id !== undefined ||
+      by.q !== undefined ||
+      from.after !== undefined ||
+      keys.some((k) => k.field === 'suite' || k.field === 'name');
+    /** The project's test_health rows in `states` (their state as read), each with `columns`. */
+    const healthRows = (columns: string) => {
+      if (!by.states) {
+        return `(SELECT ${columns} FROM test_health h WHERE h.project_id = $1) h`;
+      }
+      // The stored state is the state as read, except for a quarantine whose `until` has passed (until the sweep
+      // clears it): those few are weighed apart, so that the common branch is a range of ix_test_health_state.
+      const states = `$${statesParam}::varchar[]`;
+      const branches = [
+        `SELECT ${columns} FROM test_health h WHERE h.project_id = $1 AND h.state = ANY(${states})` +
+          (by.states.includes('QUARANTINED')
+            ? ` AND (h.state <> 'QUARANTINED' OR h.q_until IS NULL OR h.q_until > now())`
+            : ''),
+      ];
+      if (by.states.some((state) => state !== 'QUARANTINED')) {
+        branches.push(
+          `SELECT ${columns} FROM test_health h WHERE h.project_id = $1 AND h.state = 'QUARANTINED' AND h.q_until <= now() AND ${STATE_SQL} = ANY(${states})`,
+        );
+      }
+      return `(${branches.join(' UNION ALL ')}) h`;
+    };
+    const source = (columns: string) =>
+      !health
+        ? 'test_cases t WHERE t.project_id = $1'
+        : withCases
+          ? `${healthRows(columns)} JOIN test_cases t ON t.id = h.test_id WHERE t.project_id = $1`
+          : `${healthRows(columns)} WHERE true`;
     const filter = filters.map((f) => ` AND ${f}`).join('');
     const countParams = [...params];
     let offset = page.offset;
@@ -379,7 +404,8 @@ export class RunsRepository {
               h.flake_rate AS "flakeRate", coalesce(h.runs, 0) AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
               h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
-         FROM (SELECT t.id FROM ${source}${filters.map((f) => ` AND ${f}`).join('')}
+         FROM (SELECT ${health ? 'h.test_id' : 't.id'} AS id
+                 FROM ${source('h.test_id, h.flake_rate, h.last_failed_at, h.first_seen_at')}${filters.map((f) => ` AND ${f}`).join('')}
                 ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) p
          JOIN test_cases t ON t.id = p.id
          LEFT JOIN test_health h ON h.test_id = t.id
@@ -399,7 +425,7 @@ export class RunsRepository {
       return [tests, from.total];
     }
     const [{ n }]: { n: string }[] = await this.db.query(
-      `SELECT count(*) AS n FROM ${source}${filter}`,
+      `SELECT count(*) AS n FROM ${source('h.test_id')}${filter}`,
       countParams,
     );
     return [tests, Number(n)];

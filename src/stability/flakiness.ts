@@ -113,13 +113,27 @@ export function judge(
   entries: readonly WindowEntry[],
   policy: Pick<FlakyPolicy, 'window' | 'minRuns' | 'flipRate'>,
 ): Verdict {
-  const window = entries.slice(-policy.window);
+  const window = entries.length > policy.window ? entries.slice(-policy.window) : entries;
   const runs = window.length;
-  // (c) flips between consecutive runs of one stream: an outcome PASSED against FAILED or BROKEN.
+  // (c) flips between consecutive runs of one stream: an outcome PASSED against FAILED or BROKEN. (Most tests run
+  // in one stream: it is followed without a map until a second one appears.)
   let flips = 0;
-  const lastPassedOf = new Map<string, boolean>();
+  let stream: string | undefined;
+  let lastPassed = false;
+  let lastPassedOf: Map<string, boolean> | undefined;
   for (const e of window) {
     const passed = outcomeBit(e) === PASSED;
+    if (lastPassedOf === undefined && (stream === undefined || stream === e.stream)) {
+      if (stream !== undefined && lastPassed !== passed) {
+        flips++;
+      }
+      stream = e.stream;
+      lastPassed = passed;
+      continue;
+    }
+    if (lastPassedOf === undefined) {
+      lastPassedOf = new Map([[stream!, lastPassed]]);
+    }
     const before = lastPassedOf.get(e.stream);
     if (before !== undefined && before !== passed) {
       flips++;
@@ -217,7 +231,6 @@ export function applyOutcome(
   now: Date,
 ): { health: TestHealth; transitions: Transitions } {
   const transitions: Transitions = { becameFlaky: false, quarantined: false, released: null };
-  let entries = h.entries.filter((e) => e.run !== outcome.run);
   const entry: WindowEntry | undefined =
     outcome.status === 'SKIPPED'
       ? undefined
@@ -227,11 +240,21 @@ export function applyOutcome(
           stream: outcome.stream,
           commit: outcome.commit,
         };
-  if (entry) {
-    const at = entries.findIndex((e) => compareRuns(e.run, entry.run) > 0);
-    entries = at < 0 ? [...entries, entry] : [...entries.slice(0, at), entry, ...entries.slice(at)];
+  let entries: WindowEntry[];
+  const newest = h.entries.length ? h.entries[h.entries.length - 1] : undefined;
+  if (entry && (newest === undefined || compareRuns(newest.run, entry.run) < 0)) {
+    // The common case: a run after every run of the window.
+    const from = Math.max(0, h.entries.length + 1 - policy.window);
+    entries = h.entries.slice(from);
+    entries.push(entry);
+  } else {
+    entries = h.entries.filter((e) => e.run !== outcome.run);
+    if (entry) {
+      const at = entries.findIndex((e) => compareRuns(e.run, entry.run) > 0);
+      entries.splice(at < 0 ? entries.length : at, 0, entry);
+    }
+    entries = entries.slice(-policy.window);
   }
-  entries = entries.slice(-policy.window);
   const latest = h.lastRunId === null || compareRuns(outcome.run, h.lastRunId) >= 0;
   const failed = entry !== undefined && failedIn(entry);
   const verdict = judge(entries, policy);
