@@ -399,7 +399,19 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
     const tests = await api(owner).get(`/api/projects/${projectId}/tests?q=F`).expect(200);
     const f = tests.body.content.find((t: { name: string }) => t.name === 'F');
     const one = await api(owner).get(`/api/projects/${projectId}/tests/${f.id}`).expect(200);
-    expect(one.body).toEqual({ id: f.id, suite: 'S', name: 'F', lastStatus: 'PASSED', flaky: true });
+    expect(one.body).toEqual({
+      id: f.id,
+      suite: 'S',
+      name: 'F',
+      lastStatus: 'PASSED',
+      flaky: true,
+      flakeRate: expect.any(Number),
+      runs: 2,
+      firstSeenAt: expect.any(String),
+      lastFailedAt: expect.any(String),
+      quarantine: null,
+      state: 'FLAKY',
+    });
     await api(owner).get(`/api/projects/${otherProjectId}/tests/${f.id}`).expect(404);
     await api(owner).get(`/api/projects/${projectId}/tests/nope`).expect(404);
   });
