@@ -17,7 +17,8 @@ import { importFile, newProject, writeJunit } from './import.mjs';
 import { api, chunk, createProject, drive, makeResults } from './ingest.mjs';
 
 export const name = 'test-health';
-export const title = 'Test health: ingest with and without keeping it, and the flaky tests list on 50,000 tests';
+export const title =
+  'Test health: ingest with and without keeping it, and the flaky tests list on 50,000 tests';
 
 const BATCH = 1000;
 const V1_RESULTS = 20_000;
@@ -54,7 +55,14 @@ export async function run(ctx) {
     Buffer.from(JSON.stringify({ results: items })),
   );
   const v1Round = async (side, label) => {
-    const run = await api(side.service, side.token, 'POST', `/api/projects/${side.project.id}/runs`, { name: label }, 201);
+    const run = await api(
+      side.service,
+      side.token,
+      'POST',
+      `/api/projects/${side.project.id}/runs`,
+      { name: label },
+      201,
+    );
     const started = performance.now();
     const { sent } = await drive({
       service: side.service,
@@ -66,7 +74,9 @@ export async function run(ctx) {
     });
     return (sent * BATCH) / ((performance.now() - started) / 1000);
   };
-  ctx.log(`a previous run of the same ${thousands(V1_RESULTS)} tests (V1) and of the report (import), each side…`);
+  ctx.log(
+    `a previous run of the same ${thousands(V1_RESULTS)} tests (V1) and of the report (import), each side…`,
+  );
   for (const side of sides) {
     await v1Round(side, 'previous');
     await importFile(side.service, side.token, side.importProject, file);
@@ -75,7 +85,9 @@ export async function run(ctx) {
     // Alternating which side goes first, too.
     for (const side of round % 2 ? sides : [...sides].reverse()) {
       side.v1.push(await v1Round(side, `round ${round}`));
-      side.imports.push(IMPORT_CASES / (await importFile(side.service, side.token, side.importProject, file)).seconds);
+      side.imports.push(
+        IMPORT_CASES / (await importFile(side.service, side.token, side.importProject, file)).seconds,
+      );
     }
   }
   const [on, off] = sides;
@@ -96,8 +108,18 @@ export async function run(ctx) {
         title: `ingest reruns, median of ${ROUNDS} alternating rounds (results/s; cases/s)`,
         headers: ['what', 'health kept', 'not kept', 'ratio'],
         rows: [
-          [`V1 rerun, ${thousands(V1_RESULTS)} results, ${V1_CLIENTS} clients`, thousands(median(on.v1)), thousands(median(off.v1)), fmt(v1Ratio, 3)],
-          [`import rerun, ${thousands(IMPORT_CASES)} cases`, thousands(median(on.imports)), thousands(median(off.imports)), fmt(importRatio, 3)],
+          [
+            `V1 rerun, ${thousands(V1_RESULTS)} results, ${V1_CLIENTS} clients`,
+            thousands(median(on.v1)),
+            thousands(median(off.v1)),
+            fmt(v1Ratio, 3),
+          ],
+          [
+            `import rerun, ${thousands(IMPORT_CASES)} cases`,
+            thousands(median(on.imports)),
+            thousands(median(off.imports)),
+            fmt(importRatio, 3),
+          ],
         ],
       },
       {
