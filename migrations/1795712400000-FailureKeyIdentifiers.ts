@@ -15,7 +15,7 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * IMMUTABLE still (it depends on its argument alone), so an index on it stays usable; none of the migrations builds
  * one, but any index that uses the function (an operator's own) holds keys of the old definition and is rebuilt here.
  */
-const FAILURE_KEY = String.raw`
+export const FAILURE_KEY = String.raw`
   CREATE OR REPLACE FUNCTION failure_key(message text) RETURNS text
     LANGUAGE sql IMMUTABLE PARALLEL SAFE
     AS $$ SELECT coalesce(nullif(left(btrim(regexp_replace(

@@ -20,6 +20,7 @@ import { Streams1795720200000 } from './1795720200000-Streams.js';
 import { OutcomeIndexes1795723200000 } from './1795723200000-OutcomeIndexes.js';
 import { RunNewFailures1795726800000 } from './1795726800000-RunNewFailures.js';
 import { TestHealth1795770000000 } from './1795770000000-TestHealth.js';
+import { FailureSignatures1795780000000 } from './1795780000000-FailureSignatures.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -45,4 +46,5 @@ export const MIGRATIONS = [
   OutcomeIndexes1795723200000,
   RunNewFailures1795726800000,
   TestHealth1795770000000,
+  FailureSignatures1795780000000,
 ];
