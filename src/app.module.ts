@@ -16,6 +16,7 @@ import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { InsightsModule } from './insights/insights.module.js';
 import { SettingsModule } from './settings/settings.module.js';
 import { StabilityModule } from './stability/stability.module.js';
+import { TriageModule } from './triage/triage.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
@@ -50,6 +51,7 @@ export class AppModule {
         InsightsModule,
         SettingsModule,
         StabilityModule,
+        TriageModule,
         IngestV2Module,
         ImportModule,
         LiveModule,

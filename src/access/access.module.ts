@@ -43,6 +43,6 @@ import { ProjectsService } from './projects.service.js';
     InvitationsRepository,
     InvitationsService,
   ],
-  exports: [ProjectAccessService, ProjectRoleGuard, ProjectLocator],
+  exports: [ProjectAccessService, ProjectRoleGuard, ProjectLocator, ProjectsRepository],
 })
 export class AccessModule {}

@@ -29,6 +29,7 @@ export const AUDIT_TYPES = [
   'PROJECT_SETTINGS_CHANGED',
   'TEST_QUARANTINED',
   'TEST_RELEASED',
+  'FAILURE_TRIAGED',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

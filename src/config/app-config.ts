@@ -64,6 +64,8 @@ export class AppConfig {
    * one user may run at once.
    */
   readonly import: { maxBytes: number; spoolDir: string; maxConcurrentPerUser: number };
+  /** Failure signatures in the write path (off only in the benchmark). */
+  readonly triage: { signatures: boolean };
   /** Live updates: the ping interval; the sockets allowed per user, per address, unauthenticated per address. */
   readonly live: {
     pingIntervalMs: number;
@@ -182,6 +184,7 @@ export class AppConfig {
     }
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
     this.flakyDetection = env.SVC_FLAKY_DETECTION;
+    this.triage = { signatures: env.SVC_TRIAGE_SIGNATURES };
     this.ldap = env.SVC_AUTH_LDAP_ENABLED ? ldapSettings(env) : undefined;
 
     let jwtSecret = env.SVC_JWT_SECRET;

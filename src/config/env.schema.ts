@@ -271,6 +271,10 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt({ message: 'SVC_IMPORT_MAX_CONCURRENT_PER_USER must be a whole number' }) @Min(1) @Max(100)
   SVC_IMPORT_MAX_CONCURRENT_PER_USER: number = 2;
 
+  /** Failure signatures in the write path; false only for the benchmark, to measure what they cost. */
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_TRIAGE_SIGNATURES must be true or false' })
+  SVC_TRIAGE_SIGNATURES: boolean = true;
+
   // ---- outbound mail (SMTP; unset SMTP_HOST = messages go to the log and SVC_DATA_DIR/outbox/) ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Matches(/^[A-Za-z0-9.:[\]-]+$/, { message: 'SMTP_HOST must be a host name or address' })
   SMTP_HOST?: string;

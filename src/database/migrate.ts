@@ -1,4 +1,5 @@
 import { type DataSource, MigrationExecutor } from 'typeorm';
+import { requireExtensions } from './extensions.js';
 
 // Any fixed 64-bit number, the same in every replica: pg_advisory_lock serialises their migrations.
 const MIGRATION_LOCK = 7_246_901_337;
@@ -13,6 +14,7 @@ export async function migrateUnderLock(dataSource: DataSource): Promise<string[]
   const runner = dataSource.createQueryRunner();
   await runner.connect();
   try {
+    await requireExtensions((sql) => runner.query(sql));
     await runner.query('SET statement_timeout = 0');
     await runner.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
     const executor = new MigrationExecutor(dataSource, runner);

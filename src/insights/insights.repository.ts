@@ -16,6 +16,12 @@ export interface FailureGroupRow {
   broken: number;
   tests: number;
   example: string | null;
+  signature_id: string;
+  is_new: boolean;
+  triage: string;
+  issue_url: string | null;
+  issue_key: string | null;
+  issue_title: string | null;
 }
 
 export interface SuiteRow {
@@ -45,10 +51,10 @@ export class InsightsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /**
-   * The run's failing outcomes (a test that passed on retry is none) grouped by failure_key(message) (see its
-   * migrations), with a total count of groups. A group's
-   * example is the message of its first result by id, as it was sent: looked up for the page's groups only, by the
-   * run's index (min(message) would compare every message of a group of thousands, and pick an arbitrary one).
+   * The run's failing outcomes (a test that passed on retry is none) grouped by their failure signature (each failing
+   * result's, stored by the writer in failure_results: src/triage/), with a total count of groups. A group's example
+   * is the message of its first result by id, as it was sent: looked up for the page's groups only, by the run's
+   * index (min(message) would compare every message of a group of thousands, and pick an arbitrary one).
    */
   async failureGroups(
     runId: string,
@@ -56,13 +62,18 @@ export class InsightsRepository {
   ): Promise<[FailureGroupRow[], number]> {
     const order = page.sort.map((s) => `${s.field === 'count' ? 'count' : 'key'} ${s.direction}`).join(', ');
     const rows: (FailureGroupRow & { n: string })[] = await this.db.query(
-      `SELECT p.key, p.count, p.failed, p.broken, p.tests, e.example, p.n FROM (
-         SELECT key, count::int, failed::int, broken::int, tests::int, first_id, count(*) OVER () AS n FROM (
-           SELECT failure_key(message) AS key, count(*) AS count,
-                  count(*) FILTER (WHERE status = 'FAILED') AS failed, count(*) FILTER (WHERE status = 'BROKEN') AS broken,
-                  count(DISTINCT test_id) AS tests, min(id) AS first_id
-             FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN') AND outcome
-            GROUP BY 1) g
+      `SELECT p.key, p.count, p.failed, p.broken, p.tests, e.example, p.n,
+              p.signature_id, p.is_new, p.triage, p.issue_url, p.issue_key, p.issue_title FROM (
+         SELECT s.key, g.count::int, g.failed::int, g.broken::int, g.tests::int, g.first_id, count(*) OVER () AS n,
+                s.id AS signature_id, s.first_run_id = $1 AS is_new, s.triage, s.issue_url, s.issue_key, s.issue_title
+           FROM (
+             SELECT f.signature_id, count(*) AS count,
+                    count(*) FILTER (WHERE r.status = 'FAILED') AS failed, count(*) FILTER (WHERE r.status = 'BROKEN') AS broken,
+                    count(DISTINCT r.test_id) AS tests, min(r.id) AS first_id
+               FROM results r JOIN failure_results f ON f.run_id = r.run_id AND f.result_id = r.id
+              WHERE r.run_id = $1 AND r.status IN ('FAILED', 'BROKEN') AND r.outcome
+              GROUP BY f.signature_id) g
+           JOIN failure_signatures s ON s.id = g.signature_id
           ORDER BY ${order}, key
           LIMIT $2 OFFSET $3) p
        LEFT JOIN LATERAL (
@@ -73,7 +84,9 @@ export class InsightsRepository {
     );
     return withWindowTotal(rows, page, () =>
       this.count(
-        `SELECT count(DISTINCT failure_key(message)) AS n FROM results WHERE run_id = $1 AND status IN ('FAILED', 'BROKEN') AND outcome`,
+        `SELECT count(DISTINCT f.signature_id) AS n
+           FROM results r JOIN failure_results f ON f.run_id = r.run_id AND f.result_id = r.id
+          WHERE r.run_id = $1 AND r.status IN ('FAILED', 'BROKEN') AND r.outcome`,
         runId,
       ),
     );
@@ -110,7 +123,10 @@ export class InsightsRepository {
   }
 
   /** The project's streams, the one with the run started last first, each with its number of runs and that run. */
-  async streams(projectId: string, page: PageRequest<never>): Promise<[(RunSummaryRow & { runs: number })[], number]> {
+  async streams(
+    projectId: string,
+    page: PageRequest<never>,
+  ): Promise<[(RunSummaryRow & { runs: number })[], number]> {
     const rows: (RunSummaryRow & { runs: number; n: string })[] = await this.db.query(
       `SELECT s.runs::int, l.*, count(*) OVER () AS n FROM (
          SELECT stream, count(*) AS runs FROM runs WHERE project_id = $1 GROUP BY stream) s

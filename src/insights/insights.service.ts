@@ -18,6 +18,7 @@ import type {
 import { CHANGES, InsightsRepository } from './insights.repository.js';
 import type { Change } from './insights.repository.js';
 import { sameRevision } from './changes.js';
+import { issueOf } from '../triage/signatures.repository.js';
 
 /**
  * What a run with no earlier one is compared with: no run has id 0 (identities start at 1), so every test of the
@@ -36,7 +37,22 @@ export class InsightsService {
     const page = pageRequest(query, ['count', 'key'] as const, [{ field: 'count', direction: 'DESC' }]);
     await this.found(runId);
     const [rows, total] = await this.insights.failureGroups(runId, page);
-    return toPage(rows, total, page);
+    return toPage(
+      rows.map((g) => ({
+        key: g.key,
+        count: g.count,
+        failed: g.failed,
+        broken: g.broken,
+        tests: g.tests,
+        example: g.example,
+        signatureId: Number(g.signature_id),
+        isNew: g.is_new,
+        triage: g.triage,
+        issue: issueOf(g),
+      })),
+      total,
+      page,
+    );
   }
 
   async suites(runId: string, query: PageQueryDto): Promise<Page<SuiteDto>> {

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AccessModule } from '../access/access.module.js';
 import { ProjectLocator } from '../access/project-locator.js';
 import { ResultEntity, RunEntity, TestCaseEntity } from './entities.js';
+import { ResultFailures } from './result-failures.js';
 import { ResultsObservers } from './results-observers.js';
 import { ResultsService } from './results.service.js';
 import { ResultsWriter } from './results.writer.js';
@@ -10,8 +11,8 @@ import { RunsRepository } from './runs.repository.js';
 
 @Module({
   imports: [AccessModule, TypeOrmModule.forFeature([RunEntity, ResultEntity, TestCaseEntity])],
-  providers: [RunsRepository, ResultsObservers, ResultsWriter, ResultsService],
-  exports: [RunsRepository, ResultsObservers, ResultsWriter, ResultsService],
+  providers: [RunsRepository, ResultsObservers, ResultFailures, ResultsWriter, ResultsService],
+  exports: [RunsRepository, ResultsObservers, ResultFailures, ResultsWriter, ResultsService],
 })
 export class ResultsModule implements OnModuleInit {
   constructor(

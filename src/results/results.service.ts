@@ -24,6 +24,7 @@ import type {
 import { TEST_STATES } from './dto/results.dto.js';
 import { FAILURE_BITS } from './attempts.js';
 import type { ResultEntity, RunEntity } from './entities.js';
+import { type ResultFailure, ResultFailures } from './result-failures.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
 import { defaultStream } from '../common/streams.js';
@@ -56,6 +57,7 @@ export class ResultsService {
     private readonly runs: RunsRepository,
     private readonly writer: ResultsWriter,
     private readonly events: EventEmitter2,
+    private readonly failures: ResultFailures,
   ) {}
 
   async createRun(projectId: string, dto: CreateRunDto): Promise<RunDto> {
@@ -163,7 +165,12 @@ export class ResultsService {
       SKIPPED: run.countSkipped,
     };
     const [rows, total] = await this.runs.listResults(runId, { allAttempts, status, suite, q, group }, page, counts);
-    return toPage(rows.map(toResultDto), total, page);
+    const failures = await this.failures.of(runId, rows.filter(isFailure).map((r) => r.id));
+    return toPage(
+      rows.map((r) => withFailure(toResultDto(r), r, failures)),
+      total,
+      page,
+    );
   }
 
   /** One result of the run, with every attempt of its test in the run (itself among them). */
@@ -172,9 +179,12 @@ export class ResultsService {
     if (!result) {
       throw AppError.notFound(`Result ${resultId} not found in run ${runId}`);
     }
-    const attempts = await this.runs.attempts(runId, result.testId, MAX_ATTEMPTS);
+    const [attempts, failures] = await Promise.all([
+      this.runs.attempts(runId, result.testId, MAX_ATTEMPTS),
+      this.failures.of(runId, isFailure(result) ? [result.id] : []),
+    ]);
     return {
-      ...resultFields(result),
+      ...withFailure(resultFields(result), result, failures),
       outcome: result.outcome,
       attempts: attempts.map((a) => ({
         id: Number(a.id),
@@ -439,6 +449,15 @@ export function toTestCaseDto(t: TestCaseRow, now = new Date()): TestCaseDto {
           ? 'FAILING'
           : 'HEALTHY',
   };
+}
+
+function isFailure(r: ResultEntity): boolean {
+  return r.status === 'FAILED' || r.status === 'BROKEN';
+}
+
+/** A failing result's fields with its signature (null when it has none); others as they are. */
+function withFailure<T extends ResultFieldsDto>(dto: T, r: ResultEntity, failures: Map<string, ResultFailure>): T {
+  return isFailure(r) ? { ...dto, failure: failures.get(String(r.id)) ?? null } : dto;
 }
 
 function toResultDto(r: ResultEntity): ResultDto {

@@ -259,7 +259,13 @@ export class RunsRepository {
       query.andWhere('r.name ILIKE :q', { q: containing(filter.q) });
     }
     if (filter.group !== undefined) {
-      query.andWhere(`r.status IN ('FAILED', 'BROKEN') AND failure_key(r.message) = :group`, { group: filter.group });
+      // The group's results: those whose signature (failure_results, src/triage/) has this key.
+      query.andWhere(
+        `r.status IN ('FAILED', 'BROKEN') AND EXISTS (
+           SELECT 1 FROM failure_results f JOIN failure_signatures s ON s.id = f.signature_id
+            WHERE f.run_id = r.run_id AND f.result_id = r.id AND s.key = :group)`,
+        { group: filter.group },
+      );
     }
     for (const { field, direction } of page.sort) {
       query.addOrderBy(`r.${field}`, direction);

@@ -539,6 +539,34 @@ describe('failureKey', () => {
     expect(failureKey('closed', trace('cancel'))).not.toBe(failureKey('closed', trace('ship')));
   });
 
+  it('strips stand-alone numbers, ids, hex, UUIDs, dates and temporary paths, but not the digits of identifiers', () => {
+    const cases: [string, string][] = [
+      ['expected 42 but was 41', 'expected <n> but was <n>'],
+      [
+        'org.opentest4j.AssertionFailedError: expected: <1> but was: <2>',
+        'org.opentest4j.AssertionFailedError: expected: <<n>> but was: <<n>>',
+      ],
+      ['at Parser.getLine2() line 17', 'at Parser.getLine2() line <n>'],
+      [
+        'utf8 decode failed on x86_64 through the v2 API: sha256 mismatch',
+        'utf8 decode failed on x86_64 through the v2 API: sha256 mismatch',
+      ],
+      ['Connection refused: db-1:5432 after 1003 ms', 'Connection refused: db-<n>:<n> after <n> ms'],
+      [
+        'User 5f0c2b1e-1d2a-4c4e-9a2b-000000000001 not found (object 0x7ffd10)',
+        'User <id> not found (object <id>)',
+      ],
+      [
+        'java.lang.Object@7852e922 is not commit a3f9c21 in e2e',
+        'java.lang.Object@<id> is not commit <id> in e2e',
+      ],
+      ['ENOENT: no such file /tmp/jest-1abc/out1.txt', 'ENOENT: no such file <tmp>'],
+      ['at 2026-11-26T17:00:00.123Z took 5000ms, 1.5 s', 'at <time> took <n>ms, <n> s'],
+      ['', '(no message)'],
+    ];
+    expect(cases.map(([message]) => [message, normaliseMessage(message)])).toEqual(cases);
+  });
+
   it('keeps the digits of identifiers and short hex-like words', () => {
     expect(
       normaliseMessage('org.opentest4j.AssertionFailedError at getLine2() in e2e with utf8, v2, sha256'),

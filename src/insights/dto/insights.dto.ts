@@ -18,7 +18,7 @@ export class FailureGroupDto {
   @ApiProperty({
     example: 'Connection refused: localhost:<n> after <n> ms',
     description:
-      'The normalised message (numbers, ids and temporary paths stripped); pass it as `group` to GET /api/runs/{runId}/results',
+      'The failure signature: the normalised message (numbers, ids, times and temporary paths stripped) and the first own trace frame; pass it as `group` to GET /api/runs/{runId}/results',
   })
   key: string;
   @ApiProperty({ description: 'Failed and broken results in the group' }) count: number;
@@ -27,6 +27,17 @@ export class FailureGroupDto {
   @ApiProperty({ description: 'Distinct tests in the group (retries count once)' }) tests: number;
   @ApiProperty({ type: String, nullable: true, description: 'One message of the group as it was sent' })
   example: string | null;
+  @ApiProperty({ description: 'Its failure signature (GET /api/failures/{id})' }) signatureId: number;
+  @ApiProperty({ description: 'The signature was first seen in this run' }) isNew: boolean;
+  @ApiProperty({ enum: ['TO_INVESTIGATE', 'PRODUCT_BUG', 'AUTOMATION_BUG', 'SYSTEM_ISSUE', 'NO_DEFECT'] })
+  triage: string;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: { url: { type: 'string' }, key: { type: 'string' }, title: { type: 'string' } },
+    required: ['url'],
+  })
+  issue: { url: string; key?: string; title?: string } | null;
 }
 
 export class SuiteDto {
@@ -118,7 +129,9 @@ export class TrendQueryDto {
   @Max(200, { message: 'runs must be between 1 and 200' })
   runs?: number;
 
-  @ApiPropertyOptional({ description: "Only this stream's runs (API.md, \"Streams\"); all the project's by default" })
+  @ApiPropertyOptional({
+    description: 'Only this stream\'s runs (API.md, "Streams"); all the project\'s by default',
+  })
   @IsOptional()
   @Validate(IsStream)
   stream?: string;

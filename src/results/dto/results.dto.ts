@@ -259,6 +259,21 @@ export class RunDto {
 }
 
 /** What a result and a history item share. */
+/** A failing result's signature (API.md, "Failure triage across runs"). */
+export class ResultFailureDto {
+  @ApiProperty() signatureId: number;
+  @ApiProperty({ description: 'The signature was first seen in this run' }) isNew: boolean;
+  @ApiProperty({ enum: ['TO_INVESTIGATE', 'PRODUCT_BUG', 'AUTOMATION_BUG', 'SYSTEM_ISSUE', 'NO_DEFECT'] })
+  triage: string;
+  @ApiProperty({
+    type: 'object',
+    nullable: true,
+    properties: { url: { type: 'string' }, key: { type: 'string' }, title: { type: 'string' } },
+    required: ['url'],
+  })
+  issue: { url: string; key?: string; title?: string } | null;
+}
+
 export class ResultFieldsDto {
   @ApiProperty() id: number;
   @ApiProperty() runId: number;
@@ -276,6 +291,12 @@ export class ResultFieldsDto {
     string
   >;
   @ApiProperty() retry: number;
+  @ApiPropertyOptional({
+    type: ResultFailureDto,
+    nullable: true,
+    description: 'FAILED and BROKEN results only: their failure signature (null when it has none)',
+  })
+  failure?: ResultFailureDto | null;
 }
 
 export class ResultDto extends ResultFieldsDto {
@@ -429,7 +450,7 @@ export class ResultsQueryDto extends PageQueryDto {
   })
   @IsOptional()
   @IsString()
-  @MaxChars(300)
+  @MaxChars(600)
   @IsStorableText()
   group?: string;
 }
