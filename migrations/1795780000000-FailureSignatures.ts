@@ -19,6 +19,11 @@ import { FAILURE_KEY } from './1795712400000-FailureKeyIdentifiers.js';
  * run (only FAILED and BROKEN results are read, by the run's index): the groups of runs stored before stay as they
  * were.
  *
+ * Every write of a failure updates its signature's counts, first and last seen, and its run's and test's link rows:
+ * none of those columns is indexed and the tables leave room in their pages (fillfactor), so the updates are HOT (no
+ * index entry, in particular none in the GiST indexes). A project's list reads its signatures by the unique index's
+ * project_id and sorts them (thousands, not millions, to a project).
+ *
  * failure_results has no foreign key to results (results have no index on id alone) and none to signatures (its
  * rows go with their run); the link tables go with their signature.
  */
@@ -52,11 +57,7 @@ export class FailureSignatures1795780000000 implements MigrationInterface {
         CONSTRAINT uq_failure_signatures_project_key UNIQUE (project_id, key),
         CONSTRAINT ck_failure_signatures_triage
           CHECK (triage IN ('TO_INVESTIGATE', 'PRODUCT_BUG', 'AUTOMATION_BUG', 'SYSTEM_ISSUE', 'NO_DEFECT'))
-      )`);
-    await q.query(
-      `CREATE INDEX ix_failure_signatures_project_last ON failure_signatures (project_id, last_seen_at DESC, id DESC)`,
-    );
-    await q.query(`CREATE INDEX ix_failure_signatures_first_run ON failure_signatures (first_run_id)`);
+      ) WITH (fillfactor = 70)`);
     await q.query(`CREATE INDEX ix_failure_signatures_suggested ON failure_signatures (suggested_from_id)`);
     await q.query(
       `CREATE INDEX ix_failure_signatures_key_trgm ON failure_signatures USING gist (key gist_trgm_ops(siglen = 256))`,
@@ -77,14 +78,14 @@ export class FailureSignatures1795780000000 implements MigrationInterface {
         run_id bigint NOT NULL,
         occurrences integer NOT NULL,
         PRIMARY KEY (signature_id, run_id)
-      )`);
+      ) WITH (fillfactor = 80)`);
     await q.query(`
       CREATE TABLE failure_signature_tests (
         signature_id bigint NOT NULL REFERENCES failure_signatures (id) ON DELETE CASCADE,
         test_id bigint NOT NULL,
         occurrences integer NOT NULL,
         PRIMARY KEY (signature_id, test_id)
-      )`);
+      ) WITH (fillfactor = 80)`);
     await backfill(q);
     await q.query(`DROP FUNCTION IF EXISTS failure_key(text)`);
   }

@@ -12,6 +12,7 @@ import * as live from './live.mjs';
 import * as loginLatency from './login-latency.mjs';
 import * as testHealth from './test-health.mjs';
 import * as testsPaging from './tests-paging.mjs';
+import * as triage from './triage.mjs';
 import * as web from './web.mjs';
 
 export const sections = [
@@ -25,4 +26,5 @@ export const sections = [
   web,
   testsPaging,
   testHealth,
+  triage,
 ];

@@ -23,20 +23,23 @@ export const NO_MESSAGE = '(no message)';
 /** Between the message and the frame in a key. */
 export const FRAME_SEPARATOR = ' @ ';
 
-const W = '[\\p{L}\\p{N}_]';
+// Word characters, ASCII (as \w): a Unicode class in the look-behinds made the normaliser several times slower,
+// and a number is seldom written right after a non-ASCII letter.
+const W = '\\w';
 const UUID = /[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/g;
 const TMP =
   /(\/private)?(\/tmp|\/var\/tmp|\/var\/folders)(\/[^\s'":,;)\]]*)?|[A-Za-z]:\\[^\s'":;]*\\Temp(\\[^\s'":;]*)?/g;
 const TIME = new RegExp(
   `(?<!${W})\\d{4}-\\d\\d-\\d\\d([T ]\\d\\d:\\d\\d(:\\d\\d([.,]\\d+)?)?(Z|[+-]\\d\\d(:?\\d\\d)?)?)?`,
-  'gu',
+  'g',
 );
 const HEX = new RegExp(
   `(?<!${W})(0x[0-9a-fA-F]+|\\d[0-9a-fA-F]*[a-fA-F][0-9a-fA-F]*|(?=[0-9a-fA-F]{6})[a-fA-F][0-9a-fA-F]*\\d[0-9a-fA-F]*)(?!${W})`,
-  'gu',
+  'g',
 );
-const NUMBER = new RegExp(`(?<!${W})\\d+(\\.\\d+)*`, 'gu');
+const NUMBER = new RegExp(`(?<!${W})\\d+(\\.\\d+)*`, 'g');
 const SPACE = /\s+/g;
+const DIGIT = /\d/;
 // Terminal colours (Playwright's and Jest's messages carry them in reports).
 // eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*[A-Za-z]/g;
@@ -48,15 +51,24 @@ export function normaliseMessage(message: string | null | undefined): string {
 }
 
 function stripVolatile(text: string): string {
-  return text
-    .replace(ANSI, '')
-    .replace(UUID, '<id>')
-    .replace(TMP, '<tmp>')
-    .replace(TIME, '<time>')
-    .replace(HEX, '<id>')
-    .replace(NUMBER, '<n>')
-    .replace(SPACE, ' ')
-    .trim();
+  // Each pattern only where it may match (the write path keys every failing result).
+  if (text.includes('\u001b')) {
+    text = text.replace(ANSI, '');
+  }
+  const dashed = text.includes('-');
+  if (dashed) {
+    text = text.replace(UUID, '<id>');
+  }
+  if (text.includes('/tmp') || text.includes('/var/') || text.includes('\\Temp')) {
+    text = text.replace(TMP, '<tmp>');
+  }
+  if (DIGIT.test(text)) {
+    if (dashed) {
+      text = text.replace(TIME, '<time>');
+    }
+    text = text.replace(HEX, '<id>').replace(NUMBER, '<n>');
+  }
+  return text.replace(SPACE, ' ').trim();
 }
 
 /**
@@ -77,8 +89,7 @@ interface Frame {
 
 /** A path's last segment: where a checkout lives differs between machines, the file does not. */
 function fileName(path: string): string {
-  const parts = path.split(/[\\/]/);
-  return parts[parts.length - 1];
+  return path.slice(Math.max(path.lastIndexOf('/'), path.lastIndexOf('\\')) + 1);
 }
 
 // Java, Kotlin, Scala, Groovy: `at com.acme.Cart.total(Cart.java:42)`, `at app//com.acme.Cart.total(Cart.kt:9)`.
@@ -101,13 +112,29 @@ const GO_FILE = /^\s+(\S+\.go):\d+(?:\s+\+0x[0-9a-f]+)?\s*$/;
 const RUBY = /^\s*(?:from\s+)?(\S+\.rb):\d+:in\s+[`'](.+)'/;
 const GO_FUNC = /^([\w./-]+\.[\w.()*]+)\(.*\)\s*$/;
 
-/** The frames of a trace, innermost first (Python's tracebacks, innermost last, are turned around). */
-export function framesOf(trace: string): Frame[] {
+/**
+ * The frames of a trace, innermost first (Python's tracebacks, innermost last, are turned around); with `untilOwn`,
+ * only as far as the first that is not a framework's (the write path reads no further).
+ */
+export function framesOf(trace: string, untilOwn = false): Frame[] {
   const lines = trace.split(/\r?\n/, TRACE_LINES);
   const frames: Frame[] = [];
   const python: Frame[] = [];
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
+    if (untilOwn && frames.length && !frames[frames.length - 1].framework) {
+      return frames;
+    }
+    // Most lines of a message or a log are no frame: the patterns below are tried only on those that may be one.
+    if (
+      !line.includes('at ') &&
+      !line.includes('File "') &&
+      !line.includes('@') &&
+      !/\.(py|rb|go):/.test(line) &&
+      !(i + 1 < lines.length && lines[i + 1].includes('.go:'))
+    ) {
+      continue;
+    }
     let m: RegExpExecArray | null;
     if (
       (m = JAVA.exec(line)) &&
@@ -174,7 +201,7 @@ export function firstOwnFrame(trace: string | null | undefined): string | null {
   if (!trace) {
     return null;
   }
-  const frame = framesOf(trace).find((f) => !f.framework);
+  const frame = framesOf(trace, true).find((f) => !f.framework);
   if (!frame) {
     return null;
   }

@@ -199,6 +199,8 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
 
     const groups = await api(owner).get(`/api/runs/${id}/failure-groups`).expect(200);
     expect(groups.body.totalElements).toBe(4);
+    // Each group is a failure signature of the project, first seen in this run.
+    const signature = { signatureId: expect.any(Number), isNew: true, triage: 'TO_INVESTIGATE', issue: null };
     expect(groups.body.content).toEqual([
       {
         key: 'Connection refused: db-<n>:<n> after <n> ms',
@@ -207,6 +209,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
         broken: 300,
         tests: 300,
         example: expect.stringMatching(/^Connection refused: db-\d:5432 after \d+ ms$/),
+        ...signature,
       },
       {
         key: 'ENOENT: no such file <tmp>',
@@ -215,6 +218,7 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
         broken: 0,
         tests: 4,
         example: expect.stringContaining('/tmp/jest-'),
+        ...signature,
       },
       {
         key: 'User <id> not found (object <id>)',
@@ -223,8 +227,9 @@ describe('The reads behind the web pages: project summaries, filters, failure gr
         broken: 0,
         tests: 4,
         example: expect.stringContaining('User 5f0c2b1e'),
+        ...signature,
       },
-      { key: '(no message)', count: 1, failed: 1, broken: 0, tests: 1, example: null },
+      { key: '(no message)', count: 1, failed: 1, broken: 0, tests: 1, example: null, ...signature },
     ]);
     const byKey = await api(owner).get(`/api/runs/${id}/failure-groups?sort=key,asc&size=2`).expect(200);
     expect(byKey.body.content.map((g: { key: string }) => g.key)).toEqual([

@@ -157,7 +157,8 @@ describe('Reads are bounded: list parameters once each and capped, text capped, 
       ['/api/projects/{p}/runs', 'q', 200],
       ['/api/runs/{r}/results', 'q', 200],
       ['/api/runs/{r}/results', 'suite', 1000],
-      ['/api/runs/{r}/results', 'group', 300],
+      ['/api/runs/{r}/results', 'group', 600],
+      ['/api/projects/{p}/failures', 'q', 200],
       ['/api/projects/{p}/tests', 'q', 200],
       ['/api/admin/users', 'q', 200],
     ])('GET %s?%s= takes at most %i characters, else 400 naming it', async (template, name, max) => {
@@ -176,6 +177,7 @@ describe('Reads are bounded: list parameters once each and capped, text capped, 
         `/api/runs/${runId}/results`,
         `/api/projects/${projectId}/tests`,
         `/api/projects/${projectId}/runs`,
+        `/api/projects/${projectId}/failures`,
       ]) {
         for (const q of ['%', '_', '\\', 't_']) {
           const res = await get(`${path}?q=${encodeURIComponent(q)}`).expect(200);

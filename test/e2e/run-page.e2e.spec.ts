@@ -45,6 +45,8 @@ describe('A run page: failure groups that keep identifiers, with an example; one
       { name: 'passes', status: 'PASSED', message: 'expected 1 but was 1' },
     ]);
     const groups = await get(owner, `/api/runs/${id}/failure-groups?sort=key,asc`).expect(200);
+    // Each group is a failure signature, first seen here.
+    const newSignature = { signatureId: expect.any(Number), isNew: true, triage: 'TO_INVESTIGATE', issue: null };
     expect(groups.body.content).toEqual([
       {
         key: 'expected <n> but was <n>',
@@ -53,6 +55,7 @@ describe('A run page: failure groups that keep identifiers, with an example; one
         broken: 0,
         tests: 2,
         example: 'expected 42 but was 41',
+        ...newSignature,
       },
       {
         key: 'org.opentest4j.AssertionFailedError at getLine2()',
@@ -61,6 +64,7 @@ describe('A run page: failure groups that keep identifiers, with an example; one
         broken: 1,
         tests: 1,
         example: 'org.opentest4j.AssertionFailedError at getLine2()',
+        ...newSignature,
       },
       {
         key: 'org.opentest4j.AssertionFailedError at getLine3()',
@@ -69,6 +73,7 @@ describe('A run page: failure groups that keep identifiers, with an example; one
         broken: 1,
         tests: 1,
         example: 'org.opentest4j.AssertionFailedError at getLine3()',
+        ...newSignature,
       },
     ]);
     const inGroup = await get(
