@@ -456,7 +456,7 @@ describe('Failure triage across runs', () => {
       },
     );
     expect(await plan(search.sql, search.params)).toMatch(
-      /Index Scan (on|using) ix_failure_signatures_(sample|key)_trgm/,
+      /Index Scan (on|using) ix_failure_signatures_search_trgm/,
     );
     const [probe] = await svc.dataSource.query(
       `SELECT id, project_id, key FROM failure_signatures WHERE project_id = $1 ORDER BY id LIMIT 1`,
