@@ -22,11 +22,11 @@ interface KeyTally {
 }
 
 /**
- * The failures of one write (a V1/V2 batch, or a whole imported run), gathered by key and stored in one go: the
- * signatures upserted in key order (so two writers cannot deadlock on them; the rows stay locked to the commit), each
- * failing result's signature (failure_results, which the run's groups read), and each signature's distinct runs and
- * tests through their link tables, whose new rows alone raise the signature's `runs` and `tests`. Nothing is counted
- * again from the results.
+ * The failures of one write (a V1/V2 batch, or a whole imported run), gathered by key and stored in one go: new
+ * signatures inserted in key order, each failing result's signature (failure_results, which the run's groups read),
+ * the tests' link rows, and last, under the signatures' row locks taken in id order (held to the commit, as
+ * concurrent writes of the same failures meet there), the run's link rows and the signatures' counts, first and
+ * last seen. A link row a write adds raises its signature's `runs` or `tests`; nothing is counted again from results.
  *
  * Occurrences count failing results as stored, attempts included (a test that failed, then passed on retry, met
  * the failure once): the number only grows with writes, as a late retry does not undo the failure that happened. The
@@ -76,79 +76,93 @@ export class PendingFailures {
     keys: string[],
   ): Promise<string[]> {
     const tallies = keys.map((k) => this.keys.get(k)!);
-    // First and last seen go by the run's start (an import carries its report's), so a run written late does not
-    // pass for the latest, nor an older one for the first.
-    const rows: { id: string; key: string; created: boolean }[] = await tx.query(
-      `INSERT INTO failure_signatures AS s
+    // 1. The signatures' ids, new ones inserted (in key order) with nothing counted yet. DO NOTHING takes no lock
+    // on a signature that exists: concurrent writers of the same failures do not wait for each other here.
+    const created: { id: string; key: string }[] = await tx.query(
+      `INSERT INTO failure_signatures
               (project_id, key, sample_message, first_run_id, first_seen_at, last_run_id, last_seen_at, occurrences)
-       SELECT $1, k.key, k.sample, r.id, r.started_at, r.id, r.started_at, k.n
-         FROM unnest($3::text[], $4::text[], $5::int[]) WITH ORDINALITY AS k(key, sample, n, i)
+       SELECT $1, k.key, k.sample, r.id, r.started_at, r.id, r.started_at, 0
+         FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(key, sample, i)
         CROSS JOIN (SELECT id, started_at FROM runs WHERE id = $2) r
         ORDER BY k.i
-       ON CONFLICT (project_id, key) DO UPDATE SET
-         occurrences = s.occurrences + excluded.occurrences,
-         first_run_id = CASE WHEN excluded.first_seen_at < s.first_seen_at THEN excluded.first_run_id ELSE s.first_run_id END,
-         first_seen_at = least(s.first_seen_at, excluded.first_seen_at),
-         last_run_id = CASE WHEN excluded.last_seen_at >= s.last_seen_at THEN excluded.last_run_id ELSE s.last_run_id END,
-         last_seen_at = greatest(s.last_seen_at, excluded.last_seen_at)
-       RETURNING id, key, (xmax = 0) AS created`,
-      [projectId, runId, keys, tallies.map((t) => t.sample), tallies.map((t) => t.occurrences)],
+       ON CONFLICT (project_id, key) DO NOTHING
+       RETURNING id, key`,
+      [projectId, runId, keys, tallies.map((t) => t.sample)],
     );
-    const idOf = new Map(rows.map((r) => [r.key, String(r.id)]));
+    const idOf = new Map(created.map((r) => [r.key, String(r.id)]));
+    if (idOf.size < keys.length) {
+      const known: { id: string; key: string }[] = await tx.query(
+        `SELECT s.id, s.key FROM unnest($2::text[]) AS k(key)
+           CROSS JOIN LATERAL (SELECT id, key FROM failure_signatures WHERE project_id = $1 AND key = k.key) s`,
+        [projectId, keys.filter((k) => !idOf.has(k))],
+      );
+      known.forEach((r) => idOf.set(r.key, String(r.id)));
+    }
+    const signatureIds = keys.map((key) => idOf.get(key)!);
     const resultIds: string[] = [];
     const resultSignatures: string[] = [];
     const testSignatures: string[] = [];
     const testIds: string[] = [];
     const testCounts: number[] = [];
-    keys.forEach((key, k) => {
-      const id = idOf.get(key)!;
+    keys.forEach((_, k) => {
       for (const resultId of tallies[k].resultIds) {
         resultIds.push(resultId);
-        resultSignatures.push(id);
+        resultSignatures.push(signatureIds[k]);
       }
       for (const [testId, n] of tallies[k].tests) {
-        testSignatures.push(id);
+        testSignatures.push(signatureIds[k]);
         testIds.push(testId);
         testCounts.push(n);
       }
     });
-    const signatureIds = keys.map((key) => idOf.get(key)!);
-    // The link rows of a signature are written under its row lock (taken above), so they need no order of their
-    // own; the signature's counts take the link rows this write added.
-    await tx.query(
+    // 2. What only this write touches: its failing results' signatures, and its tests' link rows (a test is written
+    // by one batch at a time), with how many of those are new to each signature.
+    const addedTests: { signature_id: string; n: number }[] = await tx.query(
       `WITH fr AS (
          INSERT INTO failure_results (run_id, result_id, signature_id)
          SELECT $1, u.result_id, u.signature_id FROM unnest($2::bigint[], $3::bigint[]) AS u(result_id, signature_id)),
-       sr AS (
-         INSERT INTO failure_signature_runs AS l (signature_id, run_id, occurrences)
-         SELECT u.signature_id, $1, u.n FROM unnest($4::bigint[], $5::int[]) AS u(signature_id, n)
-         ON CONFLICT (signature_id, run_id) DO UPDATE SET occurrences = l.occurrences + excluded.occurrences
-         RETURNING signature_id, (xmax = 0) AS added),
        st AS (
          INSERT INTO failure_signature_tests AS l (signature_id, test_id, occurrences)
-         SELECT u.signature_id, u.test_id, u.n FROM unnest($6::bigint[], $7::bigint[], $8::int[]) AS u(signature_id, test_id, n)
+         SELECT u.signature_id, u.test_id, u.n FROM unnest($4::bigint[], $5::bigint[], $6::int[]) AS u(signature_id, test_id, n)
+         ORDER BY 1, 2
          ON CONFLICT (signature_id, test_id) DO UPDATE SET occurrences = l.occurrences + excluded.occurrences
-         RETURNING signature_id, (xmax = 0) AS added),
-       d AS (
-         SELECT signature_id, sum(runs)::int AS runs, sum(tests)::int AS tests FROM (
-           SELECT signature_id, added::int AS runs, 0 AS tests FROM sr
-           UNION ALL SELECT signature_id, 0, added::int FROM st) x
-          GROUP BY signature_id)
-       UPDATE failure_signatures s SET runs = s.runs + d.runs, tests = s.tests + d.tests
-         FROM d WHERE s.id = d.signature_id AND (d.runs > 0 OR d.tests > 0)`,
-      [
-        runId,
-        resultIds,
-        resultSignatures,
-        signatureIds,
-        tallies.map((t) => t.occurrences),
-        testSignatures,
-        testIds,
-        testCounts,
-      ],
+         RETURNING signature_id, (xmax = 0) AS added)
+       SELECT signature_id, count(*)::int AS n FROM st WHERE added GROUP BY signature_id`,
+      [runId, resultIds, resultSignatures, testSignatures, testIds, testCounts],
     );
-    return rows.filter((r) => r.created).map((r) => String(r.id));
+    const newTests = new Map(addedTests.map((r) => [String(r.signature_id), r.n]));
+    // 3. Shared with concurrent writes of the same failures, so last and short: the signatures row-locked in id order
+    // (no two writers can lock them crosswise), then their run's link rows and their counts, first and last seen.
+    const order = signatureIds.map((_, k) => k).sort((x, y) => compareIds(signatureIds[x], signatureIds[y]));
+    const sorted = order.map((k) => signatureIds[k]);
+    await tx.query(`SELECT 1 FROM failure_signatures WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, [
+      sorted,
+    ]);
+    await tx.query(
+      `WITH sr AS (
+         INSERT INTO failure_signature_runs AS l (signature_id, run_id, occurrences)
+         SELECT u.signature_id, $1, u.n FROM unnest($2::bigint[], $3::int[]) AS u(signature_id, n)
+         ON CONFLICT (signature_id, run_id) DO UPDATE SET occurrences = l.occurrences + excluded.occurrences
+         RETURNING signature_id, (xmax = 0) AS added),
+       r AS (SELECT id, started_at FROM runs WHERE id = $1)
+       UPDATE failure_signatures s
+          SET occurrences = s.occurrences + u.n, tests = s.tests + u.tests, runs = s.runs + sr.added::int,
+              first_run_id = CASE WHEN r.started_at < s.first_seen_at THEN r.id ELSE s.first_run_id END,
+              first_seen_at = least(s.first_seen_at, r.started_at),
+              last_run_id = CASE WHEN r.started_at >= s.last_seen_at THEN r.id ELSE s.last_run_id END,
+              last_seen_at = greatest(s.last_seen_at, r.started_at)
+         FROM unnest($2::bigint[], $3::int[], $4::int[]) AS u(signature_id, n, tests)
+         JOIN sr ON sr.signature_id = u.signature_id
+        CROSS JOIN r
+        WHERE s.id = u.signature_id`,
+      [runId, sorted, order.map((k) => tallies[k].occurrences), sorted.map((id) => newTests.get(id) ?? 0)],
+    );
+    return created.map((r) => String(r.id));
   }
+}
+
+function compareIds(a: string, b: string): number {
+  return a.length !== b.length ? a.length - b.length : a < b ? -1 : a > b ? 1 : 0;
 }
 
 /**
