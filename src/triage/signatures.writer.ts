@@ -133,11 +133,14 @@ export class PendingFailures {
     const newTests = new Map(addedTests.map((r) => [String(r.signature_id), r.n]));
     // 3. Shared with concurrent writes of the same failures, so last and short: the signatures row-locked in id order
     // (no two writers can lock them crosswise), then their run's link rows and their counts, first and last seen.
+    // NO KEY UPDATE, as the UPDATE takes: the link rows written above hold KEY SHARE locks on their signatures
+    // (their foreign keys), which FOR UPDATE would wait for, one writer for another's and back (a deadlock).
     const order = signatureIds.map((_, k) => k).sort((x, y) => compareIds(signatureIds[x], signatureIds[y]));
     const sorted = order.map((k) => signatureIds[k]);
-    await tx.query(`SELECT 1 FROM failure_signatures WHERE id = ANY($1::bigint[]) ORDER BY id FOR UPDATE`, [
-      sorted,
-    ]);
+    await tx.query(
+      `SELECT 1 FROM failure_signatures WHERE id = ANY($1::bigint[]) ORDER BY id FOR NO KEY UPDATE`,
+      [sorted],
+    );
     await tx.query(
       `WITH sr AS (
          INSERT INTO failure_signature_runs AS l (signature_id, run_id, occurrences)
