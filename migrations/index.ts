@@ -21,6 +21,7 @@ import { OutcomeIndexes1795723200000 } from './1795723200000-OutcomeIndexes.js';
 import { RunNewFailures1795726800000 } from './1795726800000-RunNewFailures.js';
 import { TestHealth1795770000000 } from './1795770000000-TestHealth.js';
 import { FailureSignatures1795780000000 } from './1795780000000-FailureSignatures.js';
+import { RunGate1795790000000 } from './1795790000000-RunGate.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -47,4 +48,5 @@ export const MIGRATIONS = [
   RunNewFailures1795726800000,
   TestHealth1795770000000,
   FailureSignatures1795780000000,
+  RunGate1795790000000,
 ];

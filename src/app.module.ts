@@ -11,6 +11,7 @@ import { AllExceptionsFilter } from './common/all-exceptions.filter.js';
 import { AppConfig } from './config/app-config.js';
 import { ConfigModule } from './config/config.module.js';
 import { DatabaseModule } from './database/database.module.js';
+import { GateModule } from './gates/gate.module.js';
 import { HealthModule } from './health/health.module.js';
 import { IngestV1Module } from './ingest-v1/ingest-v1.module.js';
 import { InsightsModule } from './insights/insights.module.js';
@@ -52,6 +53,7 @@ export class AppModule {
         SettingsModule,
         StabilityModule,
         TriageModule,
+        GateModule,
         IngestV2Module,
         ImportModule,
         LiveModule,

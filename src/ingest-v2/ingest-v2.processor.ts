@@ -4,7 +4,13 @@ import type { EntityManager } from 'typeorm';
 import type { IngestMessage } from '../infra/queue/ingest-queue.js';
 import type { RunEntity } from '../results/entities.js';
 import type { ResultInput } from '../results/result-input.js';
-import { RESULTS_EVENT, ResultsEvent } from '../results/results.events.js';
+import {
+  RESULTS_EVENT,
+  RUN_FINISHED_EVENT,
+  type ResultsEvent,
+  type RunFinishedEvent,
+} from '../results/results.events.js';
+import type { RunDto } from '../results/dto/results.dto.js';
 import { ResultsWriter, type WriteOutcome } from '../results/results.writer.js';
 import { toRunDto } from '../results/results.service.js';
 import { IngestV2Repository } from './ingest-v2.repository.js';
@@ -25,6 +31,8 @@ export class IngestV2Processor {
   async handle(batch: IngestMessage[]): Promise<void> {
     const emitted: ResultsEvent[] = [];
     const written: WriteOutcome[] = [];
+    // Runs whose outcomes became final in this batch (finished, or results stored into a finished run).
+    const final = new Map<string, RunFinishedEvent>();
     await this.repository.transaction(async (tx) => {
       await this.repository.lockRuns(
         tx,
@@ -37,7 +45,7 @@ export class IngestV2Processor {
         const group = waiting.get(key);
         if (group) {
           waiting.delete(key);
-          await this.applyResults(tx, group, emitted, written);
+          await this.applyResults(tx, group, emitted, written, final);
         }
       };
       for (const message of batch) {
@@ -52,19 +60,35 @@ export class IngestV2Processor {
           continue;
         }
         await flush(key);
-        await this.apply(tx, message, emitted, written);
+        await this.apply(tx, message, emitted, written, final);
       }
       for (const key of [...waiting.keys()]) {
         await flush(key);
       }
     });
     this.writer.remember(written);
+    // After the commit, before the run is announced finished: its gate (see RUN_FINISHED_EVENT).
+    for (const event of final.values()) {
+      await this.events.emitAsync(RUN_FINISHED_EVENT, event);
+    }
     for (const event of emitted) {
+      if (event.event === 'run.finished' && final.has(event.runId)) {
+        // Read again for what the finish decided after the commit (its gate).
+        const run = event.data.run as RunDto;
+        const now = await this.repository.findRun(undefined, event.projectId, run.uuid!);
+        event.data.run = now ? toRunDto(now) : run;
+      }
       this.events.emit(RESULTS_EVENT, event);
     }
   }
 
-  private async apply(tx: EntityManager, message: IngestMessage, emitted: ResultsEvent[], written: WriteOutcome[]): Promise<void> {
+  private async apply(
+    tx: EntityManager,
+    message: IngestMessage,
+    emitted: ResultsEvent[],
+    written: WriteOutcome[],
+    final: Map<string, RunFinishedEvent>,
+  ): Promise<void> {
     if (message.kind === 'run') {
       const run = await this.repository.insertRun(tx, {
         projectId: message.projectId,
@@ -79,7 +103,7 @@ export class IngestV2Processor {
       }
       emitted.push({ projectId: run.projectId, event: 'run.created', runId: run.id, data: { run: toRunDto(run) } });
       for (const pending of await this.repository.takePending(tx, message.projectId, message.uuid)) {
-        await this.apply(tx, pending.payload, emitted, written);
+        await this.apply(tx, pending.payload, emitted, written, final);
       }
       return;
     }
@@ -89,9 +113,11 @@ export class IngestV2Processor {
       return;
     }
     if (message.kind === 'results') {
-      await this.addResults(tx, run, [message], emitted, written);
+      await this.addResults(tx, run, [message], emitted, written, final);
     } else {
-      await this.repository.finish(tx, run.id, message.finishedAt ? new Date(message.finishedAt) : new Date());
+      if (await this.repository.finish(tx, run.id, message.finishedAt ? new Date(message.finishedAt) : new Date())) {
+        final.set(run.id, { projectId: run.projectId, runId: run.id });
+      }
       const finished = (await this.repository.findRun(tx, run.projectId, message.runUuid))!;
       emitted.push({ projectId: run.projectId, event: 'run.finished', runId: run.id, data: { run: toRunDto(finished) } });
     }
@@ -103,6 +129,7 @@ export class IngestV2Processor {
     messages: ResultsMessage[],
     emitted: ResultsEvent[],
     written: WriteOutcome[],
+    final: Map<string, RunFinishedEvent>,
   ): Promise<void> {
     const { projectId, runUuid } = messages[0];
     const run = await this.repository.findRun(tx, projectId, runUuid);
@@ -112,7 +139,7 @@ export class IngestV2Processor {
       }
       return;
     }
-    await this.addResults(tx, run, messages, emitted, written);
+    await this.addResults(tx, run, messages, emitted, written, final);
   }
 
   /** One `results.added` per message (the batch its client sent) that stored anything. */
@@ -122,10 +149,15 @@ export class IngestV2Processor {
     messages: ResultsMessage[],
     emitted: ResultsEvent[],
     written: WriteOutcome[],
+    final: Map<string, RunFinishedEvent>,
   ): Promise<void> {
     const items: ResultInput[] = messages.flatMap((m) => m.results);
     const outcome = await this.writer.write(tx, run, items);
     written.push(outcome);
+    if (run.status === 'FINISHED' && outcome.ids.some((id) => id !== null)) {
+      // Results processed after their run's finish: its gate is evaluated again.
+      final.set(run.id, { projectId: run.projectId, runId: run.id });
+    }
     let offset = 0;
     for (const message of messages) {
       const n = message.results.length;

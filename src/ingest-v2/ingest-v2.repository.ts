@@ -79,8 +79,8 @@ export class IngestV2Repository {
     return rows.sort((a, b) => Number(a.id) - Number(b.id));
   }
 
-  /** Finishes the run once, with its new failures (a second finish message changes nothing). */
-  async finish(tx: EntityManager, runId: string, finishedAt: Date): Promise<void> {
+  /** Finishes the run once, with its new failures (a second finish message changes nothing): whether this one did. */
+  async finish(tx: EntityManager, runId: string, finishedAt: Date): Promise<boolean> {
     const [rows]: [{ id: string }[], number] = await tx.query(
       `UPDATE runs SET status = 'FINISHED', finished_at = GREATEST($2::timestamptz, started_at)
         WHERE id = $1 AND status <> 'FINISHED' RETURNING id`,
@@ -89,5 +89,6 @@ export class IngestV2Repository {
     if (rows.length) {
       await storeNewFailures(tx, runId);
     }
+    return rows.length > 0;
   }
 }

@@ -64,6 +64,13 @@ export class RunEntity {
   @Column({ name: 'count_new_failures', type: 'integer', nullable: true })
   countNewFailures: number | null;
 
+  /**
+   * The quality gate's verdict once the finished run was evaluated (src/gates/): PASSED, FAILED or OFF; null while
+   * it runs and until then (the run shape's gate PENDING). Its conditions are read by the gate's own endpoint.
+   */
+  @Column({ name: 'gate_status', type: 'varchar', length: 8, nullable: true })
+  gateStatus: 'PASSED' | 'FAILED' | 'OFF' | null;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

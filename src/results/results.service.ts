@@ -26,7 +26,12 @@ import { FAILURE_BITS } from './attempts.js';
 import type { ResultEntity, RunEntity } from './entities.js';
 import { type ResultFailure, ResultFailures } from './result-failures.js';
 import type { ResultInput, RunCounts } from './result-input.js';
-import { RESULTS_EVENT, ResultsEvent } from './results.events.js';
+import {
+  RESULTS_EVENT,
+  RUN_FINISHED_EVENT,
+  type ResultsEvent,
+  type RunFinishedEvent,
+} from './results.events.js';
 import { defaultStream } from '../common/streams.js';
 import type { RunRef } from './results-observers.js';
 import { ResultsWriter } from './results.writer.js';
@@ -202,8 +207,8 @@ export class ResultsService {
     if (finishedAt < run.startedAt) {
       throw AppError.validation('finishedAt must not be before the run started');
     }
-    if (run.status !== 'FINISHED') {
-      await this.runs.finish(runId, finishedAt);
+    if (run.status !== 'FINISHED' && (await this.runs.finish(runId, finishedAt))) {
+      await this.finished({ projectId: run.projectId, runId });
     }
     const body = toRunDto((await this.runs.findRun(runId))!);
     this.emit({ projectId: run.projectId, event: 'run.finished', runId, data: { run: body } });
@@ -341,11 +346,13 @@ export class ResultsService {
       runRef.startedAt = startedAt;
       const { learned, formatStripped, afterCommit } = await writer.finish();
       const finished = await this.runs.finishIn(tx, created.id, finishedAt, nameOf(), startedAt, streamOf());
-      return { run: toRunDto(finished), filled, learned, formatStripped, afterCommit };
+      return { finished, filled, learned, formatStripped, afterCommit };
     });
     this.writer.remember([{ learned: outcome.learned, afterCommit: outcome.afterCommit }]);
-    const { run } = outcome;
-    const runId = String(run.id);
+    const runId = String(outcome.finished.id);
+    await this.finished({ projectId, runId });
+    // Read again for what the run's finish decided after the commit (its gate).
+    const run = toRunDto((await this.runs.findRun(runId)) ?? outcome.finished);
     this.emit({ projectId, event: 'run.created', runId, data: { run } });
     this.emit({
       projectId,
@@ -368,6 +375,11 @@ export class ResultsService {
 
   private emit(event: ResultsEvent): void {
     this.events.emit(RESULTS_EVENT, event);
+  }
+
+  /** After the commit that finished the run: what derives from a finished run, awaited (see RUN_FINISHED_EVENT). */
+  private async finished(event: RunFinishedEvent): Promise<void> {
+    await this.events.emitAsync(RUN_FINISHED_EVENT, event);
   }
 }
 
@@ -406,6 +418,8 @@ export function toRunDto(r: RunEntity): RunDto {
       attempts: r.countAttempts,
     },
     newFailures: r.countNewFailures ?? null,
+    // Not evaluated yet (a finish being evaluated, or a run finished before the gate existed): PENDING.
+    gate: { status: r.status === 'FINISHED' ? (r.gateStatus ?? 'PENDING') : 'PENDING' },
   };
 }
 

@@ -210,9 +210,9 @@ export class RunsRepository {
     });
   }
 
-  /** Finishes the run once, with its new failures (a second finish changes nothing). */
-  async finish(id: string, finishedAt: Date): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  /** Finishes the run once, with its new failures (a second finish changes nothing): whether this one did. */
+  finish(id: string, finishedAt: Date): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
       const [rows]: [{ id: string }[], number] = await tx.query(
         `UPDATE runs SET status = 'FINISHED', finished_at = $2 WHERE id = $1 AND status <> 'FINISHED' RETURNING id`,
         [id, finishedAt],
@@ -220,6 +220,7 @@ export class RunsRepository {
       if (rows.length) {
         await storeNewFailures(tx, id);
       }
+      return rows.length > 0;
     });
   }
 

@@ -8,7 +8,8 @@ export interface LiveEvent {
     | 'import.completed'
     | 'test.flaky'
     | 'test.quarantined'
-    | 'test.released';
+    | 'test.released'
+    | 'run.gate';
   /** Run events carry `runId`; test events `testId` and, when a run's results made it so, `runId`. */
   data: Record<string, unknown>;
   /** When it happened (ISO 8601). */

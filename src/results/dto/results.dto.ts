@@ -233,6 +233,16 @@ export class RunCountsDto {
   @ApiProperty({ description: 'Every result stored, all attempts' }) attempts: number;
 }
 
+export class RunGateSummaryDto {
+  @ApiProperty({
+    enum: ['PASSED', 'FAILED', 'PENDING', 'OFF'],
+    description:
+      'The quality gate of the run (GET /api/runs/{id}/gate for its conditions): PENDING while the run is in progress ' +
+      'and until its finish is evaluated; OFF when the project disabled the gate',
+  })
+  status: 'PASSED' | 'FAILED' | 'PENDING' | 'OFF';
+}
+
 export class RunDto {
   @ApiProperty() id: number;
   @ApiProperty() projectId: number;
@@ -256,6 +266,7 @@ export class RunDto {
       'finishes. null while it is in progress, when it had no run before, and for runs finished before this field existed',
   })
   newFailures: number | null;
+  @ApiProperty({ type: RunGateSummaryDto }) gate: RunGateSummaryDto;
 }
 
 /** What a result and a history item share. */
