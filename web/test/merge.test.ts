@@ -23,6 +23,7 @@ const run = (id: number, total = 0): Run => ({
   stream: 'nightly',
   counts: counts(total),
   newFailures: null,
+  gate: { status: 'PENDING' },
 });
 const pageOf = (runs: Run[], page = 0, size = 3, totalElements = runs.length): Page<Run> => ({
   content: runs,
@@ -65,6 +66,20 @@ describe('mergeRunEvent (the runs page, live)', () => {
       event('run.finished', { runId: 1, run: { ...run(1, 10), status: 'FINISHED' } }),
     );
     expect(finished.content[1].status).toBe('FINISHED');
+  });
+
+  it("takes a gate evaluated (again) into the shown run's status", () => {
+    const shown = pageOf([run(2), { ...run(1), status: 'FINISHED', gate: { status: 'FAILED' } }]);
+    const gate = {
+      status: 'PASSED' as const,
+      evaluatedAt: '',
+      conditions: [],
+      ignored: { quarantined: 0, knownIssues: 0 },
+    };
+    expect(mergeRunEvent(shown, event('run.gate', { runId: 1, gate })).content[1].gate).toEqual({
+      status: 'PASSED',
+    });
+    expect(mergeRunEvent(shown, event('run.gate', { runId: 9, gate }))).toBe(shown);
   });
 
   it('leaves the page as it is for a run it does not show, and for a run already there', () => {

@@ -19,6 +19,7 @@ const run = (id: number, name = `run ${id}`): Run => ({
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
   stream: 'run',
   newFailures: null,
+  gate: { status: 'OFF' },
 });
 
 /** A stand-in for the browser's WebSocket: the test plays the service's side of /ws. */

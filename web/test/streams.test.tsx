@@ -34,6 +34,7 @@ const run = (id: number, name: string, stream: string, attributes: Record<string
   attributes,
   counts: counts(),
   newFailures: null,
+  gate: { status: 'OFF' },
   stream,
 });
 

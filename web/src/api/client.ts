@@ -229,6 +229,34 @@ export interface Run {
    * null while it runs or when it had no run before.
    */
   newFailures: number | null;
+  /** The quality gate's verdict (GET /api/runs/{id}/gate for its conditions). */
+  gate: { status: GateStatus };
+}
+
+/**
+ * The quality gate: PENDING while the run is in progress (and until its finish is evaluated), OFF when the project
+ * disabled it, else whether every condition held.
+ */
+export type GateStatus = 'PASSED' | 'FAILED' | 'PENDING' | 'OFF';
+
+export const GATE_CONDITIONS = ['maxFailed', 'minPassRate', 'minTotal', 'noNewFailures'] as const;
+
+/** One condition of a gate: what the settings ask for, what the run had (a pass rate in percent). */
+export interface GateCondition {
+  name: (typeof GATE_CONDITIONS)[number];
+  expected: number;
+  /** null: a pass rate with nothing passed, failed or broken to take it of. */
+  actual: number | null;
+  passed: boolean;
+}
+
+/** A run's gate (GET /api/runs/{id}/gate). */
+export interface RunGate {
+  status: GateStatus;
+  evaluatedAt: string | null;
+  conditions: GateCondition[];
+  /** What the gate left out: results of quarantined tests, failures with a known issue. */
+  ignored: { quarantined: number; knownIssues: number };
 }
 
 /** A project's stream with its number of runs and the run started last (GET /api/projects/{id}/streams). */
@@ -277,7 +305,7 @@ export interface Result {
   /** Whether this is its test's outcome in the run (its last attempt); false only when every attempt is listed. */
   outcome: boolean;
   /** On an outcome, the test's number of attempts in the run; null on an earlier attempt. */
-  attempts: number | null;  /** An outcome that passed after an earlier attempt of its test failed or broke. */
+  attempts: number | null; /** An outcome that passed after an earlier attempt of its test failed or broke. */
   passedOnRetry: boolean;
 }
 
@@ -421,6 +449,7 @@ export function apiOf(session: Session) {
     listRuns: (projectId: number, query: ListQuery) =>
       call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
+    getRunGate: (runId: number) => call<RunGate>('getRunGate', { params: { runId } }),
     testHistory: (projectId: number, testId: number, page = 0) =>
       call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { page, size: 100 } }),
     getTest: (projectId: number, testId: number) =>

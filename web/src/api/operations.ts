@@ -36,6 +36,7 @@ export const OPERATIONS = {
   listRuns: ['GET', '/api/projects/{projectId}/runs'],
   listStreams: ['GET', '/api/projects/{projectId}/streams'],
   getRun: ['GET', '/api/runs/{runId}'],
+  getRunGate: ['GET', '/api/runs/{runId}/gate'],
   listResults: ['GET', '/api/runs/{runId}/results'],
   getResult: ['GET', '/api/runs/{runId}/results/{resultId}'],
   importReport: ['POST', '/api/import/{format}'],

@@ -1,17 +1,17 @@
-import type { Page, Run, RunCounts } from '../api/client';
+import type { Page, Run, RunCounts, RunGate } from '../api/client';
 
 /** An event of GET /ws (API.md, Live updates). */
 export interface LiveEvent {
   type: 'event';
   projectId: number;
-  event: 'run.created' | 'run.finished' | 'results.added' | 'import.completed';
-  data: { runId: number; run?: Run; counts?: RunCounts };
+  event: 'run.created' | 'run.finished' | 'results.added' | 'import.completed' | 'run.gate';
+  data: { runId: number; run?: Run; counts?: RunCounts; gate?: RunGate };
   at: string;
 }
 
 /**
  * A page of runs (newest first) with one live event applied: a run created joins the top of the first page, a
- * run finished or a batch of results updates the run where it is shown. Returns the same page when the event
+ * run finished, a batch of results or a gate evaluated updates the run where it is shown. Returns the same page when the event
  * changes nothing shown (an event for a run on another page).
  */
 export function mergeRunEvent(page: Page<Run>, event: LiveEvent): Page<Run> {
@@ -34,6 +34,9 @@ export function mergeRunEvent(page: Page<Run>, event: LiveEvent): Page<Run> {
   }
   if (event.event === 'results.added' && event.data.counts) {
     return replaceAt(page, index, { ...page.content[index], counts: event.data.counts });
+  }
+  if (event.event === 'run.gate' && event.data.gate) {
+    return replaceAt(page, index, { ...page.content[index], gate: { status: event.data.gate.status } });
   }
   return page;
 }

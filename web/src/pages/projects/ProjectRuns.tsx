@@ -8,6 +8,7 @@ import { useApi } from '../../session-context';
 import { CI_ATTRIBUTES, CiLink, ciLink } from '../../ui/ci-link';
 import { counted, ErrorMessage, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
 import { CountBar, PassRate } from '../../ui/CountBar';
+import { GateBadge } from '../../ui/gate';
 import { PassRateChart } from '../../ui/charts';
 import { RelativeTime } from '../../ui/relative-time';
 import { SearchField } from '../../ui/SearchField';
@@ -226,7 +227,7 @@ export function StreamPicker({
 
 /**
  * The runs, one line each so that many fit a screen: name, stream, when (relative, exact on hover), the CI build,
- * the failures (and how many are new against the run before), the pass rate, the counts and the duration. On a phone each run is a card (styles.css).
+ * its quality gate, the failures (and how many are new against the run before), the pass rate, the counts and the duration. On a phone each run is a card (styles.css).
  */
 export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boolean }) {
   return (
@@ -255,6 +256,7 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
                     <Link to={`/runs/${run.id}`} className="run-name">
                       {run.name}
                     </Link>
+                    <RunGateBadge run={run} />
                     {showStream && run.stream ? (
                       <Link
                         to={`?stream=${encodeURIComponent(run.stream)}`}
@@ -323,6 +325,28 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
     </div>
   );
 }
+
+/**
+ * A run's gate on the list: passed or failed once it is decided; pending only for a finished run not evaluated yet
+ * (a run in progress says so already); nothing when the project turned the gate off.
+ */
+function RunGateBadge({ run }: { run: Run }) {
+  const { status } = run.gate;
+  if (status === 'OFF' || (status === 'PENDING' && run.status !== 'FINISHED')) {
+    return null;
+  }
+  return (
+    <Link
+      to={`/runs/${run.id}#gate-title`}
+      className="gate-link"
+      aria-label={`${gateWords[status]}: ${run.name}`}
+    >
+      <GateBadge status={status} short />
+    </Link>
+  );
+}
+
+const gateWords = { PASSED: 'Gate passed', FAILED: 'Gate failed', PENDING: 'Gate pending' } as const;
 
 /** Attributes that neither the stream (branch, env) nor the CI link already show, e.g. the commit: inline. */
 const SHOWN_ELSEWHERE = new Set(['branch', 'env', ...CI_ATTRIBUTES]);

@@ -12,9 +12,13 @@ import { useThrottled } from '../../../ui/use-throttled';
 import { Attributes } from '../ProjectRuns';
 import { FailureGroups } from './FailureGroups';
 import { PassedOnRetry } from './PassedOnRetry';
+import { RunGate } from './RunGate';
 import type { Filters, SetFilters } from './filters';
 
-/** The run's counts (live while it is in progress), duration and attributes, and its failures by cause. */
+/**
+ * The run's counts (live while it is in progress), duration and attributes, its quality gate, and its failures by
+ * cause.
+ */
 export function RunSummary({
   run,
   filters,
@@ -30,7 +34,7 @@ export function RunSummary({
   const queries = useQueryClient();
   const refresh = useThrottled(
     useCallback(() => {
-      for (const key of ['run', 'results', 'groups', 'suites']) {
+      for (const key of ['run', 'gate', 'results', 'groups', 'suites']) {
         void queries.invalidateQueries({ queryKey: [key, run.id] });
       }
     }, [queries, run.id]),
@@ -68,6 +72,7 @@ export function RunSummary({
         ) : null}
         <Attributes attributes={run.attributes} />
       </div>
+      <RunGate run={run} />
       {failures > 0 ? (
         <FailureGroups
           runId={run.id}
