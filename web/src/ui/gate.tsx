@@ -33,7 +33,8 @@ export const CONDITION_TITLES: Record<GateCondition['name'], string> = {
   noNewFailures: 'New failures',
 };
 
-const percent = (value: number) => `${value.toLocaleString(undefined, { maximumFractionDigits: 2 })} %`;
+/** "66.66 %", its sign never on a line of its own (a non-breaking space). */
+const percent = (value: number) => `${value.toLocaleString(undefined, { maximumFractionDigits: 2 })}\u00a0%`;
 
 /** What a condition asks for, in words: "at most 0", "at least 95 %", "none". */
 export function expectedOf(c: Pick<GateCondition, 'name' | 'expected'>): string {

@@ -1,0 +1,174 @@
+import request from 'supertest';
+import { insertUser } from '../factories/user.factory.js';
+import { RunningApp, TestDeployment } from '../support/app.js';
+import { eventually, login } from '../support/http.js';
+
+type Status = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
+
+interface Gate {
+  status: 'PASSED' | 'FAILED' | 'PENDING' | 'OFF';
+  evaluatedAt: string | null;
+  conditions: { name: string; expected: number; actual: number | null; passed: boolean }[];
+  ignored: { quarantined: number; knownIssues: number };
+}
+
+/**
+ * What the quality gate leaves out (API.md, "Quality gate"): results of quarantined tests (test health, #36) and
+ * failures whose signature has an issue or a triage (failure triage, #37), and its evaluation again when either
+ * changes while the run is the latest finished run of its stream. Written against the contracts of #36 (quarantine)
+ * and #37 (signatures, triage) in API.md: it needs both on main.
+ */
+describe('Quality gate: quarantined tests and known issues', () => {
+  const deployment = new TestDeployment();
+  let svc: RunningApp;
+  let owner: string;
+  let projectId: number;
+
+  const get = (path: string) => request(svc.url).get(path).set('Authorization', `Bearer ${owner}`);
+  const send = (method: 'post' | 'put' | 'patch' | 'delete', path: string, body?: object) =>
+    request(svc.url)[method](path).set('Authorization', `Bearer ${owner}`).send(body);
+  const gateOf = async (runId: number): Promise<Gate> =>
+    (await get(`/api/runs/${runId}/gate`).expect(200)).body;
+  /** The gate once it says `status` (a change's evaluation follows its commit). */
+  const gateBecomes = (runId: number, status: Gate['status']) =>
+    eventually(async () => {
+      const gate = await gateOf(runId);
+      return gate.status === status ? gate : undefined;
+    });
+
+  const settle = (gate: object) =>
+    send('patch', `/api/projects/${projectId}/settings`, {
+      gate: {
+        enabled: true,
+        maxFailed: 0,
+        minPassRate: null,
+        minTotal: null,
+        noNewFailures: false,
+        ignoreQuarantined: true,
+        ignoreKnownIssues: true,
+        ...gate,
+      },
+    }).expect(200);
+
+  /** A finished V1 run of `stream` with these outcomes (suite S; a failure's message names its test). */
+  async function run(stream: string, outcomes: Record<string, Status>) {
+    const created = (
+      await send('post', `/api/projects/${projectId}/runs`, { name: `${stream} run`, stream }).expect(201)
+    ).body as { id: number };
+    const results = Object.entries(outcomes).map(([name, status]) => ({
+      name,
+      suite: 'S',
+      status,
+      message: status === 'FAILED' || status === 'BROKEN' ? `${name} broke: expected true` : undefined,
+    }));
+    await send('post', `/api/runs/${created.id}/results`, { results }).expect(201);
+    await send('post', `/api/runs/${created.id}/finish`, {}).expect(200);
+    return created.id;
+  }
+
+  /** The run's outcome of test `name`: its test id and, for a failure, its signature. */
+  async function resultOf(runId: number, name: string) {
+    const results = (await get(`/api/runs/${runId}/results?size=100`).expect(200)).body.content as {
+      name: string;
+      testId: number;
+      failure?: { signatureId: number; isNew: boolean };
+    }[];
+    return results.find((r) => r.name === name)!;
+  }
+
+  beforeAll(async () => {
+    [svc] = await deployment.start();
+    const user = await insertUser(svc.dataSource);
+    owner = (await login(svc.url, user.email, user.password)).accessToken;
+    projectId = (await send('post', '/api/projects', { key: 'GATEIGN', name: 'Gate ignores' }).expect(201))
+      .body.id;
+  });
+  afterAll(() => deployment.stop());
+
+  it("leaves a quarantined test's results out, and evaluates the stream's latest run again on (un)quarantine", async () => {
+    await settle({ minPassRate: 100 });
+    const older = await run('q', { a: 'PASSED', flaky: 'FAILED' });
+    const latest = await run('q', { a: 'PASSED', flaky: 'FAILED' });
+    expect((await gateOf(latest)).status).toBe('FAILED');
+    const { testId } = await resultOf(latest, 'flaky');
+
+    await send('put', `/api/projects/${projectId}/tests/${testId}/quarantine`, {
+      reason: 'flips on CI',
+    }).expect(200);
+    const gate = await gateBecomes(latest, 'PASSED');
+    expect(gate.conditions).toEqual([
+      { name: 'maxFailed', expected: 0, actual: 0, passed: true },
+      { name: 'minPassRate', expected: 100, actual: 100, passed: true },
+    ]);
+    expect(gate.ignored).toEqual({ quarantined: 1, knownIssues: 0 });
+    // Only the latest finished run of the stream is evaluated again.
+    expect(await gateOf(older)).toMatchObject({
+      status: 'FAILED',
+      ignored: { quarantined: 0, knownIssues: 0 },
+    });
+    // A new run finished while the test is quarantined: left out from the start.
+    expect((await gateOf(await run('q', { a: 'PASSED', flaky: 'BROKEN' }))).ignored.quarantined).toBe(1);
+
+    // Not left out when the project says so.
+    await settle({ ignoreQuarantined: false });
+    const counted = await run('q', { a: 'PASSED', flaky: 'FAILED' });
+    expect(await gateOf(counted)).toMatchObject({
+      status: 'FAILED',
+      ignored: { quarantined: 0, knownIssues: 0 },
+    });
+
+    await settle({});
+    await send('delete', `/api/projects/${projectId}/tests/${testId}/quarantine`).expect(204);
+    expect((await gateBecomes(counted, 'FAILED')).ignored.quarantined).toBe(0);
+  });
+
+  it('leaves out a failure whose signature was triaged or given an issue, and evaluates the latest run again', async () => {
+    await settle({});
+    const latest = await run('t', { a: 'PASSED', b: 'FAILED' });
+    expect((await gateOf(latest)).status).toBe('FAILED');
+    const { failure } = await resultOf(latest, 'b');
+
+    await send('patch', `/api/failures/${failure!.signatureId}`, { triage: 'PRODUCT_BUG' }).expect(200);
+    const gate = await gateBecomes(latest, 'PASSED');
+    expect(gate.ignored).toEqual({ quarantined: 0, knownIssues: 1 });
+    expect(gate.conditions).toEqual([{ name: 'maxFailed', expected: 0, actual: 0, passed: true }]);
+
+    // Back to TO_INVESTIGATE: counted again; an issue alone makes it known too.
+    await send('patch', `/api/failures/${failure!.signatureId}`, { triage: 'TO_INVESTIGATE' }).expect(200);
+    await gateBecomes(latest, 'FAILED');
+    await send('patch', `/api/failures/${failure!.signatureId}`, {
+      issue: { url: 'https://issues.example.com/SHOP-12', key: 'SHOP-12' },
+    }).expect(200);
+    expect((await gateBecomes(latest, 'PASSED')).ignored.knownIssues).toBe(1);
+
+    // Counted when the project says so.
+    await settle({ ignoreKnownIssues: false });
+    expect(await gateOf(await run('t', { a: 'PASSED', b: 'FAILED' }))).toMatchObject({
+      status: 'FAILED',
+      ignored: { quarantined: 0, knownIssues: 0 },
+    });
+  });
+
+  it('noNewFailures counts new signatures still to investigate, and lets a run pass once they are triaged', async () => {
+    await settle({ maxFailed: null, noNewFailures: true });
+    const first = await run('n', { a: 'FAILED' });
+    // a's signature is new in the stream's first run too: a first run's failures are news.
+    expect(await gateOf(first)).toMatchObject({
+      status: 'FAILED',
+      conditions: [{ name: 'noNewFailures', expected: 0, actual: 1, passed: false }],
+    });
+    // The same failure again: its signature is not new any more.
+    const again = await run('n', { a: 'FAILED' });
+    expect((await gateOf(again)).conditions).toEqual([
+      { name: 'noNewFailures', expected: 0, actual: 0, passed: true },
+    ]);
+    const novel = await run('n', { a: 'FAILED', c: 'BROKEN' });
+    expect((await gateOf(novel)).status).toBe('FAILED');
+    const { failure } = await resultOf(novel, 'c');
+    expect(failure!.isNew).toBe(true);
+    await send('patch', `/api/failures/${failure!.signatureId}`, { triage: 'AUTOMATION_BUG' }).expect(200);
+    expect((await gateBecomes(novel, 'PASSED')).conditions).toEqual([
+      { name: 'noNewFailures', expected: 0, actual: 0, passed: true },
+    ]);
+  });
+});
