@@ -1,11 +1,23 @@
 import { act, screen, waitFor, within } from '@testing-library/react';
+import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Run, RunGate as Gate } from '../src/api/client';
 import { ProjectRuns } from '../src/pages/projects/ProjectRuns';
 import { RunPage } from '../src/pages/projects/RunPage';
 import { RunGate } from '../src/pages/projects/run/RunGate';
+import { GateForm } from '../src/pages/projects/settings/GateForm';
 import { actualOf, expectedOf } from '../src/ui/gate';
-import { api, calls, pageOf, renderAt } from './support';
+import { api, calls, json, pageOf, renderAt } from './support';
+
+const DEFAULT_GATE = {
+  enabled: true,
+  maxFailed: 0,
+  minPassRate: null,
+  minTotal: null,
+  noNewFailures: false,
+  ignoreQuarantined: true,
+  ignoreKnownIssues: true,
+};
 
 const run = (id: number, gate: Run['gate']['status'], overrides: Partial<Run> = {}): Run => ({
   id,
@@ -232,5 +244,71 @@ describe('Gate conditions in words', () => {
     expect(actualOf({ name: 'minPassRate', actual: 66.66 })).toBe('66.66\u00a0%');
     expect(actualOf({ name: 'minPassRate', actual: null })).toBe('none (nothing passed or failed)');
     expect(actualOf({ name: 'maxFailed', actual: 3 })).toBe('3');
+  });
+});
+
+describe("The settings' gate form", () => {
+  const saved = { gate: { ...DEFAULT_GATE } };
+  const settingsRoutes = (answer: (body: unknown) => unknown) => {
+    const sent: unknown[] = [];
+    const fetchImpl = api({
+      'PATCH /api/projects/1/settings': () => answer(sent.at(-1)),
+    });
+    const plain = fetchImpl.getMockImplementation()!;
+    fetchImpl.mockImplementation(async (input, init) => {
+      if (init?.method === 'PATCH') {
+        sent.push(JSON.parse(String(init.body)));
+      }
+      return plain(input, init);
+    });
+    return { fetchImpl, sent };
+  };
+
+  it('sends only what changed, an emptied box as not checked, and says it is saved', async () => {
+    const { fetchImpl, sent } = settingsRoutes(() => saved);
+    renderAt(
+      '/projects/1/settings',
+      '/projects/:projectId/settings',
+      <GateForm projectId={1} settings={DEFAULT_GATE} />,
+      fetchImpl,
+    );
+    const user = userEvent.setup();
+    expect((screen.getByLabelText('Most failed tests') as HTMLInputElement).value).toBe('0');
+    expect(screen.getByRole('button', { name: 'Save the gate' }).hasAttribute('disabled')).toBe(true);
+    await user.clear(screen.getByLabelText('Most failed tests'));
+    await user.type(screen.getByLabelText('Least pass rate (%)'), '97.5');
+    await user.click(screen.getByLabelText('Fail a run with a new failure'));
+    await user.click(screen.getByRole('button', { name: 'Save the gate' }));
+    await screen.findByText(/The quality gate is saved/);
+    expect(sent).toEqual([{ gate: { maxFailed: null, minPassRate: 97.5, noNewFailures: true } }]);
+  });
+
+  it('refuses what is not a count or a percentage before sending, and shows the API’s word beside its field', async () => {
+    const { fetchImpl, sent } = settingsRoutes(() =>
+      json(400, {
+        status: 400,
+        error: 'Bad Request',
+        message: 'gate.minTotal must be a whole number from 0 to 1000000000, or null',
+      }),
+    );
+    renderAt(
+      '/projects/1/settings',
+      '/projects/:projectId/settings',
+      <GateForm projectId={1} settings={DEFAULT_GATE} />,
+      fetchImpl,
+    );
+    const user = userEvent.setup();
+    await user.type(screen.getByLabelText('Least pass rate (%)'), '120');
+    await user.click(screen.getByRole('button', { name: 'Save the gate' }));
+    expect(await screen.findByText('A number from 0 to 100, or empty for no limit.')).toBeTruthy();
+    expect(screen.getByLabelText('Least pass rate (%)').getAttribute('aria-invalid')).toBe('true');
+    expect(sent).toEqual([]);
+
+    await user.clear(screen.getByLabelText('Least pass rate (%)'));
+    await user.type(screen.getByLabelText('Least tests run'), '10');
+    await user.click(screen.getByRole('button', { name: 'Save the gate' }));
+    expect(await screen.findByText('Must be a whole number from 0 to 1000000000, or null.')).toBeTruthy();
+    expect(screen.getByLabelText('Least tests run').getAttribute('aria-invalid')).toBe('true');
+    expect(sent).toEqual([{ gate: { minTotal: 10 } }]);
   });
 });

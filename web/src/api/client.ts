@@ -266,7 +266,7 @@ export interface Stream {
   latestRun: LatestRun;
 }
 
-/** A project's settings (GET/PATCH /api/projects/{id}/settings); only `streams` has behaviour yet. */
+/** A project's settings (GET/PATCH /api/projects/{id}/settings). */
 export interface ProjectSettings {
   flaky: {
     window: number;
@@ -288,6 +288,9 @@ export interface ProjectSettings {
   retention: { keepDays: number | null; keepRuns: number | null };
   streams: { attributes: string[]; default: string | null };
 }
+
+/** A change of settings: any groups, each any of its fields. */
+export type SettingsPatch = { [G in keyof ProjectSettings]?: Partial<ProjectSettings[G]> };
 
 export type ResultStatus = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
 
@@ -442,6 +445,9 @@ export function apiOf(session: Session) {
     listProjects: (page = 0, size = 200) => call<Page<Project>>('listProjects', { query: { page, size } }),
     createProject: (key: string, name: string) => call<Project>('createProject', { body: { key, name } }),
     getProject: (projectId: number) => call<Project>('getProject', { params: { projectId } }),
+    getSettings: (projectId: number) => call<ProjectSettings>('getSettings', { params: { projectId } }),
+    changeSettings: (projectId: number, patch: SettingsPatch) =>
+      call<ProjectSettings>('changeSettings', { params: { projectId }, body: patch }),
     listStreams: (projectId: number) =>
       call<Page<Stream>>('listStreams', { params: { projectId }, query: { size: 200 } }).then(
         (page) => page.content,

@@ -43,6 +43,8 @@ export const OPERATIONS = {
   testHistory: ['GET', '/api/projects/{projectId}/tests/{testId}/history'],
   getTest: ['GET', '/api/projects/{projectId}/tests/{testId}'],
   getProject: ['GET', '/api/projects/{projectId}'],
+  getSettings: ['GET', '/api/projects/{projectId}/settings'],
+  changeSettings: ['PATCH', '/api/projects/{projectId}/settings'],
   trend: ['GET', '/api/projects/{projectId}/trend'],
   failureGroups: ['GET', '/api/runs/{runId}/failure-groups'],
   suites: ['GET', '/api/runs/{runId}/suites'],
