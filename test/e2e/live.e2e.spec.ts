@@ -116,6 +116,8 @@ describe('Live updates over WebSocket, two replicas relayed through the brokerâ€
         'run.created',
         'results.added',
         'results.added',
+        // Its quality gate, evaluated as it finished, before the run is announced finished with it.
+        'run.gate',
         'run.finished',
       ]);
       const added = client
