@@ -12,7 +12,7 @@ import { CHANGES_SQL } from '../insights/changes.js';
 export interface OutcomeFacts {
   /** Joined to `results r` (each at most one row an outcome). */
   joins: string;
-  /** The outcome's test is quarantined now (API.md, "Test health"). */
+  /** The outcome's test is quarantined now (API.md, "Test health"; its row of test_health). */
   quarantined: string;
   /** A failure whose signature has an issue, or a triage other than TO_INVESTIGATE. */
   knownIssue: string;
@@ -22,9 +22,12 @@ export interface OutcomeFacts {
 
 export const OUTCOME_FACTS: OutcomeFacts = {
   // Until failure signatures exist, a new failure is what compare calls NEW_FAILURE against the run before in the
-  // stream (runs.count_new_failures counts the same), and there is no known issue and no quarantine to leave out.
-  joins: `LEFT JOIN (${CHANGES_SQL}) ch ON $6::boolean AND ch.test_id = r.test_id`,
-  quarantined: 'false',
+  // stream (runs.count_new_failures counts the same), and there is no known issue to leave out.
+  joins: `LEFT JOIN test_health th ON th.test_id = r.test_id
+          LEFT JOIN (${CHANGES_SQL}) ch ON $6::boolean AND ch.test_id = r.test_id`,
+  // Quarantined now, as test health says it (src/stability/flakiness.ts, quarantineActive): an `until` that passed
+  // ends it at once, before the sweep clears it.
+  quarantined: `th.q_since IS NOT NULL AND (th.q_until IS NULL OR th.q_until > now())`,
   knownIssue: 'false',
   newFailure: `coalesce(ch.change = 'NEW_FAILURE', false)`,
 };

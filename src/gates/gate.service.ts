@@ -7,6 +7,7 @@ import {
   type ResultsEvent,
   type RunFinishedEvent,
 } from '../results/results.events.js';
+import { STABILITY_EVENT, type StabilityEvent } from '../stability/stability.events.js';
 import type { GateDto } from './dto/gate.dto.js';
 import { evaluateGate } from './gate-conditions.js';
 import { GATE_REEVALUATE, type GateReevaluate } from './gate.events.js';
@@ -47,6 +48,18 @@ export class GateService {
     } catch (error) {
       this.logger.error(`The gate of run ${event.runId} was not evaluated: ${(error as Error).message}`);
     }
+  }
+
+  /**
+   * A test quarantined or released (by a person, by its results, or its `until` passed), announced after its commit:
+   * the latest runs it ran in are evaluated again.
+   */
+  @OnEvent(STABILITY_EVENT)
+  async onStability(event: StabilityEvent): Promise<void> {
+    if (event.event === 'test.flaky') {
+      return;
+    }
+    await this.onReevaluate({ projectId: event.projectId, testIds: [event.testId] });
   }
 
   /** Another feature changed what the gate leaves out, and announced it (see GATE_REEVALUATE). */
