@@ -22,6 +22,7 @@ import { RunNewFailures1795726800000 } from './1795726800000-RunNewFailures.js';
 import { TestHealth1795770000000 } from './1795770000000-TestHealth.js';
 import { FailureSignatures1795780000000 } from './1795780000000-FailureSignatures.js';
 import { RunGate1795790000000 } from './1795790000000-RunGate.js';
+import { Notifications1795800000000 } from './1795800000000-Notifications.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -49,4 +50,5 @@ export const MIGRATIONS = [
   TestHealth1795770000000,
   FailureSignatures1795780000000,
   RunGate1795790000000,
+  Notifications1795800000000,
 ];

@@ -25,6 +25,7 @@ import { RelayModule } from './infra/relay/relay.module.js';
 import { LiveModule } from './live/live.module.js';
 import { KvModule } from './infra/kv/kv.module.js';
 import { MailModule } from './mail/mail.module.js';
+import { NotificationsModule } from './notifications/notifications.module.js';
 import { AccountModule } from './users/account.module.js';
 import { UsersModule } from './users/users.module.js';
 
@@ -59,6 +60,7 @@ export class AppModule {
         LiveModule,
         AdminModule,
         BillingModule,
+        NotificationsModule,
       ],
       providers: [{ provide: APP_FILTER, useClass: AllExceptionsFilter }],
     };

@@ -30,6 +30,10 @@ export const AUDIT_TYPES = [
   'TEST_QUARANTINED',
   'TEST_RELEASED',
   'FAILURE_TRIAGED',
+  'WEBHOOK_CREATED',
+  'WEBHOOK_UPDATED',
+  'WEBHOOK_DELETED',
+  'WEBHOOK_DEACTIVATED',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

@@ -112,6 +112,8 @@ export class AppConfig {
   readonly billing: { webhookSecret?: string };
   /** Test health kept as results are written (src/stability/); off only to measure what it costs (the bench). */
   readonly flakyDetection: boolean;
+  /** Outbound webhooks: the retries' base delay, one attempt's timeout, whether private addresses are allowed. */
+  readonly webhooks: { retryBaseSeconds: number; timeoutMs: number; allowPrivate: boolean };
   readonly bootstrapAdmin?: { email: string; password: string; passwordFile?: string };
   /** Where generated secrets were written (dev defaults), for the boot log. */
   readonly generated: string[] = [];
@@ -185,6 +187,11 @@ export class AppConfig {
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
     this.flakyDetection = env.SVC_FLAKY_DETECTION;
     this.triage = { signatures: env.SVC_TRIAGE_SIGNATURES };
+    this.webhooks = {
+      retryBaseSeconds: parseDurationSeconds(env.SVC_WEBHOOK_RETRY_BASE)!,
+      timeoutMs: parseDurationSeconds(env.SVC_WEBHOOK_TIMEOUT)! * 1000,
+      allowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE,
+    };
     this.ldap = env.SVC_AUTH_LDAP_ENABLED ? ldapSettings(env) : undefined;
 
     let jwtSecret = env.SVC_JWT_SECRET;

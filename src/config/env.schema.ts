@@ -300,6 +300,19 @@ export class EnvironmentVariables {
   @IsOptional() @IsString() @Matches(/^[^\r\n]{1,80}$/, { message: 'SVC_PRODUCT_NAME must be one line of at most 80 characters' })
   SVC_PRODUCT_NAME: string = 'TMS';
 
+  // ---- webhooks ----
+  /** The first retry's delay; each next one doubles it (8 attempts in all). */
+  @IsOptional() @Validate(IsDuration)
+  SVC_WEBHOOK_RETRY_BASE: string = '10s';
+
+  /** How long one delivery attempt may wait for the receiver's answer. */
+  @IsOptional() @Validate(IsDuration)
+  SVC_WEBHOOK_TIMEOUT: string = '10s';
+
+  /** true: webhooks may reach loopback, private, link-local and metadata addresses (tests, closed networks). */
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_WEBHOOK_ALLOW_PRIVATE must be true or false' })
+  SVC_WEBHOOK_ALLOW_PRIVATE: boolean = false;
+
   // ---- billing ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [16])
   SVC_BILLING_WEBHOOK_SECRET?: string;

@@ -46,6 +46,13 @@ export class Metrics implements OnModuleDestroy {
     registers: [this.registry],
   });
 
+  readonly webhookDeliveries = new Counter({
+    name: 'tms_webhook_deliveries_total',
+    help: 'Webhook delivery attempts by result: delivered, retrying (failed, will be retried), failed (given up), refused (a private address at send time)',
+    labelNames: ['result'],
+    registers: [this.registry],
+  });
+
   readonly loginFailures = new Counter({
     name: 'tms_login_failures_total',
     help: 'Failed sign-ins (password, second factor or directory), by reason',

@@ -27,6 +27,9 @@ export interface MailKinds {
   'payment-failed': { plan: string; reason?: string };
   'payment-succeeded': { plan: string; periodEnd: Date; amount?: string; invoiceId?: string };
   'seat-limit-reached': { seats: number; seatsUsed: number; invitedEmail: string };
+  'run-failed': { fullName: string; projectId: string; projectName: string; runId: string; runName: string; summary: string; reasons: string[] };
+  'new-failures': { fullName: string; projectId: string; projectName: string; runId: string; runName: string; count: number; names: string[] };
+  'webhook-deactivated': { projectId: string; projectName: string; url: string; reason: string };
 }
 
 export type MailKind = keyof MailKinds;
@@ -41,6 +44,11 @@ const day = (d: Date): string => d.toISOString().slice(0, 10);
 const link = (ctx: MailContext, path: string, token?: string): string =>
   `${ctx.baseUrl}${path}${token ? `?token=${encodeURIComponent(token)}` : ''}`;
 const hello = (name?: string): string => (name ? `Hello ${name},` : 'Hello,');
+/** The line every notification mail ends with: why the reader got it and where to turn it off. */
+const unsubscribe = (ctx: MailContext, projectId: string, projectName: string): string[] => [
+  `You receive this because you asked to be notified about project "${projectName}".`,
+  `To stop these mails, turn off "Notify me" at ${link(ctx, `/projects/${projectId}/settings`)}#notifications`,
+];
 const billingFooter = (ctx: MailContext): string =>
   `You receive this because you are a platform administrator of ${ctx.productName} at ${ctx.baseUrl}.`;
 
@@ -189,6 +197,46 @@ const TEMPLATES: { [K in MailKind]: (ctx: MailContext, v: MailKinds[K]) => MailC
       `Add seats at ${link(ctx, '/admin/subscription')}, or disable accounts that are no longer needed.`,
       '',
       billingFooter(ctx),
+    ].join('\n'),
+  }),
+  'run-failed': (ctx, v) => ({
+    subject: `${ctx.productName}: run "${v.runName}" of ${v.projectName} failed its quality gate`,
+    text: [
+      hello(v.fullName),
+      '',
+      `The run "${v.runName}" of project "${v.projectName}" failed its quality gate.`,
+      v.summary,
+      ...(v.reasons.length ? ['', 'What failed:', ...v.reasons.map((r) => `- ${oneLine(r)}`)] : []),
+      '',
+      `Open the run: ${link(ctx, `/runs/${v.runId}`)}`,
+      '',
+      ...unsubscribe(ctx, v.projectId, v.projectName),
+    ].join('\n'),
+  }),
+  'new-failures': (ctx, v) => ({
+    subject: `${ctx.productName}: ${v.count} new ${v.count === 1 ? 'failure' : 'failures'} in run "${v.runName}" of ${v.projectName}`,
+    text: [
+      hello(v.fullName),
+      '',
+      `The run "${v.runName}" of project "${v.projectName}" brought ${v.count} new ${v.count === 1 ? 'failure' : 'failures'}:`,
+      ...v.names.map((n) => `- ${oneLine(n)}`),
+      ...(v.count > v.names.length ? [`and ${v.count - v.names.length} more.`] : []),
+      '',
+      `Open the run: ${link(ctx, `/runs/${v.runId}`)}`,
+      '',
+      ...unsubscribe(ctx, v.projectId, v.projectName),
+    ].join('\n'),
+  }),
+  'webhook-deactivated': (ctx, v) => ({
+    subject: `${ctx.productName}: a webhook of ${v.projectName} was turned off`,
+    text: [
+      hello(),
+      '',
+      `The webhook to ${v.url} of project "${v.projectName}" was turned off: ${v.reason}.`,
+      'Its events are no longer sent. Check the receiver, then turn the webhook on again (and redeliver what it missed) at',
+      `${link(ctx, `/projects/${v.projectId}/settings`)}#notifications`,
+      '',
+      `You receive this because you are an owner of project "${v.projectName}".`,
     ].join('\n'),
   }),
 };

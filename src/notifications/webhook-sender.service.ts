@@ -1,0 +1,210 @@
+import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
+import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
+import { AppConfig } from '../config/app-config.js';
+import { Metrics } from '../health/metrics.js';
+import { MailService } from '../mail/mail.service.js';
+import { checkTarget, RefusedAddressError } from './address-policy.js';
+import { WEBHOOKS_QUEUED } from './notification.events.js';
+import { slackMessage } from './slack-message.js';
+import { SubscriptionsRepository } from './subscriptions.repository.js';
+import { postPinned, signWebhook } from './webhook-http.js';
+import { WebhookSecrets } from './webhook-secrets.js';
+import { ClaimedDelivery, WebhooksRepository } from './webhooks.repository.js';
+
+/** How often each replica looks for due deliveries (its own new ones are sent at once). */
+export const WEBHOOK_POLL_MS = 1_000;
+const BATCH = 10;
+/** Attempts of one delivery: the first and 7 retries, 1, 2, 4 ... 64 retry bases apart (API.md). */
+export const MAX_ATTEMPTS = 8;
+/** A webhook failing this long without a success in between is turned off and its project's OWNERs mailed. */
+const FAILING_LIMIT_MS = 24 * 3600 * 1000;
+
+/**
+ * The background sender of every replica: claims due deliveries from the outbox (FOR UPDATE SKIP LOCKED, with a
+ * lease a little longer than one attempt may take, so a replica that dies mid-send gives its deliveries back),
+ * POSTs each to its checked, pinned address, and records the outcome: 2xx delivered; 410 turns the webhook off;
+ * anything else, or no answer in time, is retried with exponential backoff under the same webhook-id.
+ */
+@Injectable()
+export class WebhookSenderService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('Webhooks');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly webhooks: WebhooksRepository,
+    private readonly subscriptions: SubscriptionsRepository,
+    private readonly secrets: WebhookSecrets,
+    private readonly mail: MailService,
+    private readonly config: AppConfig,
+    private readonly metrics: Metrics,
+    private readonly events: EventEmitter2,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.metrics.gaugeFrom('tms_webhook_outbox_due', 'Webhook deliveries due now and not yet sent', () =>
+      this.webhooks.countDue(),
+    );
+    this.timer = setInterval(() => this.wake(), WEBHOOK_POLL_MS);
+    this.timer.unref();
+    this.wake();
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.running;
+  }
+
+  @OnEvent(WEBHOOKS_QUEUED)
+  wake(): void {
+    if (this.stopped) {
+      return;
+    }
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((error: Error) => this.logger.error(`Webhook sender: ${error.message}`, error.stack))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Sends due deliveries until none is left for this replica. */
+  async drain(): Promise<void> {
+    const lease = Math.ceil(this.config.webhooks.timeoutMs / 1000) + 10;
+    for (;;) {
+      this.again = false;
+      const batch = await this.webhooks.claimDue(BATCH, lease);
+      if (!batch.length) {
+        return;
+      }
+      await Promise.all(batch.map((d) => this.deliver(d)));
+      if (this.stopped) {
+        return;
+      }
+    }
+  }
+
+  private async deliver(d: ClaimedDelivery): Promise<void> {
+    const body = JSON.stringify(
+      d.format === 'slack'
+        ? slackMessage(d.event, d.payload.data)
+        : {
+            type: d.event,
+            id: d.messageId,
+            timestamp: d.payload.timestamp,
+            projectId: Number(d.projectId),
+            data: d.payload.data,
+          },
+    );
+    let target;
+    try {
+      target = await checkTarget(d.url, this.config.webhooks.allowPrivate);
+    } catch (error) {
+      if (error instanceof RefusedAddressError) {
+        // Refused at send time (the name now resolves to a private address): nothing was sent, nor will be.
+        await this.webhooks.markAttemptFailed(d, {
+          ...this.policy,
+          statusCode: null,
+          error: `Refused: ${error.message}`,
+          final: true,
+        });
+        this.metrics.webhookDeliveries.inc({ result: 'refused' });
+        this.logger.warn(`Webhook ${d.webhookId} delivery ${d.id} refused: ${error.message}`);
+        return;
+      }
+      throw error;
+    }
+    const headers: Record<string, string> = {};
+    if (d.format !== 'slack') {
+      const timestamp = Math.floor(Date.now() / 1000);
+      const secret = this.secrets.decrypt(d.secretEncrypted, d.webhookId);
+      headers['webhook-id'] = d.messageId;
+      headers['webhook-timestamp'] = String(timestamp);
+      headers['webhook-signature'] = signWebhook(secret, d.messageId, timestamp, body);
+    }
+    let status: number | null = null;
+    let error: string;
+    try {
+      status = (await postPinned(target, headers, body, this.config.webhooks.timeoutMs)).status;
+      if (status >= 200 && status < 300) {
+        await this.webhooks.markDelivered(d, status);
+        this.metrics.webhookDeliveries.inc({ result: 'delivered' });
+        return;
+      }
+      error = `HTTP ${status}`;
+    } catch (e) {
+      error = describe(e as Error & { code?: string });
+    }
+    await this.failed(d, status, error);
+  }
+
+  private get policy() {
+    return { maxAttempts: MAX_ATTEMPTS, retryBaseSeconds: this.config.webhooks.retryBaseSeconds };
+  }
+
+  private async failed(d: ClaimedDelivery, status: number | null, error: string): Promise<void> {
+    const gone = status === 410;
+    const outcome = await this.webhooks.markAttemptFailed(d, {
+      ...this.policy,
+      statusCode: status,
+      error,
+      final: gone,
+    });
+    this.metrics.webhookDeliveries.inc({ result: outcome.givenUp ? 'failed' : 'retrying' });
+    this.logger.warn(
+      `Webhook ${d.webhookId} delivery ${d.id} attempt ${outcome.attempts} failed: ${error}${outcome.givenUp ? '; given up' : '; will be retried'}`,
+    );
+    if (gone) {
+      await this.deactivate(d, 'the receiver answered 410 Gone', false);
+    } else if (Date.now() - outcome.failingSince.getTime() >= FAILING_LIMIT_MS) {
+      await this.deactivate(d, 'its deliveries failed for 24 hours in a row', true);
+    }
+  }
+
+  /** Turns the webhook off once (whichever replica gets there first), audited; OWNERs mailed when `mailOwners`. */
+  private async deactivate(d: ClaimedDelivery, reason: string, mailOwners: boolean): Promise<void> {
+    const done = await this.webhooks.transaction(async (tx) => {
+      if (!(await this.webhooks.deactivate(tx, d.webhookId, reason))) {
+        return false;
+      }
+      if (mailOwners) {
+        const { projectName, emails } = await this.subscriptions.owners(tx, d.projectId);
+        for (const email of emails) {
+          await this.mail.queue(
+            'webhook-deactivated',
+            email,
+            { projectId: d.projectId, projectName, url: d.url, reason },
+            tx,
+          );
+        }
+      }
+      return true;
+    });
+    if (done) {
+      this.logger.warn(`Webhook ${d.webhookId} of project ${d.projectId} turned off: ${reason}`);
+      const record: AuditRecord = {
+        type: 'WEBHOOK_DEACTIVATED',
+        actorId: null,
+        target: `project:${d.projectId}`,
+        details: { webhookId: Number(d.webhookId), url: d.url, reason },
+      };
+      this.events.emit(AUDIT_EVENT, record);
+    }
+  }
+}
+
+/** The network error without its stack: a code and a short message. */
+function describe(error: Error & { code?: string }): string {
+  return [error.code, error.message].filter(Boolean).join(' ').replace(/\s+/g, ' ').slice(0, 300);
+}
