@@ -363,6 +363,59 @@ export interface Subscription {
   status: 'TRIAL' | 'ACTIVE' | 'PAST_DUE' | 'EXPIRED';
 }
 
+/** What a webhook may be sent (API.md, "Notifications: webhooks and mail"). */
+export const WEBHOOK_EVENTS = [
+  'run.finished',
+  'run.failed',
+  'failure.new',
+  'test.flaky',
+  'test.quarantined',
+] as const;
+export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number] | 'ping';
+
+export interface Webhook {
+  id: number;
+  projectId: number;
+  url: string;
+  events: WebhookEvent[];
+  format: 'standard' | 'slack';
+  active: boolean;
+  /** Why the service turned it off (a 410, 24 hours of failures); null otherwise. */
+  deactivatedReason: string | null;
+  lastDelivery: { status: Delivery['status']; statusCode: number | null; at: string } | null;
+  createdAt: string;
+}
+
+/** A webhook as created: with its signing secret, shown this once. */
+export interface CreatedWebhook extends Webhook {
+  secret: string;
+}
+
+export interface WebhookInput {
+  url: string;
+  events: WebhookEvent[];
+  format: 'standard' | 'slack';
+  active?: boolean;
+}
+
+export interface Delivery {
+  id: number;
+  event: WebhookEvent;
+  status: 'PENDING' | 'DELIVERED' | 'FAILED';
+  attempts: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+}
+
+/** The mail about a project its reader asked for. */
+export interface NotifyMe {
+  runFailed: boolean;
+  newFailures: boolean;
+}
+
 /** The path of `operation` with its `{param}`s filled and `query` appended (empty values left out). */
 export function pathOf(
   operation: Operation,
@@ -484,6 +537,21 @@ export function apiOf(session: Session) {
       call<void>('removeMember', { params: { projectId, userId } }),
     invite: (projectId: number, email: string, role: ProjectRole) =>
       call<unknown>('invite', { params: { projectId }, body: { email, role } }),
+    listWebhooks: (projectId: number) =>
+      call<Page<Webhook>>('listWebhooks', { params: { projectId }, query: { size: 100 } }),
+    createWebhook: (projectId: number, body: WebhookInput) =>
+      call<CreatedWebhook>('createWebhook', { params: { projectId }, body }),
+    updateWebhook: (webhookId: number, body: Partial<WebhookInput>) =>
+      call<Webhook>('updateWebhook', { params: { webhookId }, body }),
+    deleteWebhook: (webhookId: number) => call<void>('deleteWebhook', { params: { webhookId } }),
+    testWebhook: (webhookId: number) => call<void>('testWebhook', { params: { webhookId } }),
+    listDeliveries: (webhookId: number, page = 0) =>
+      call<Page<Delivery>>('listDeliveries', { params: { webhookId }, query: { page, size: 20 } }),
+    redeliver: (webhookId: number, deliveryId: number) =>
+      call<void>('redeliver', { params: { webhookId, deliveryId } }),
+    getNotifyMe: (projectId: number) => call<NotifyMe>('getNotifyMe', { params: { projectId } }),
+    putNotifyMe: (projectId: number, body: Partial<NotifyMe>) =>
+      call<NotifyMe>('putNotifyMe', { params: { projectId }, body }),
   };
 }
 

@@ -54,6 +54,15 @@ export const OPERATIONS = {
   setMember: ['PUT', '/api/projects/{projectId}/members/{userId}'],
   removeMember: ['DELETE', '/api/projects/{projectId}/members/{userId}'],
   invite: ['POST', '/api/projects/{projectId}/invitations'],
+  listWebhooks: ['GET', '/api/projects/{projectId}/webhooks'],
+  createWebhook: ['POST', '/api/projects/{projectId}/webhooks'],
+  updateWebhook: ['PATCH', '/api/webhooks/{webhookId}'],
+  deleteWebhook: ['DELETE', '/api/webhooks/{webhookId}'],
+  testWebhook: ['POST', '/api/webhooks/{webhookId}/test'],
+  listDeliveries: ['GET', '/api/webhooks/{webhookId}/deliveries'],
+  redeliver: ['POST', '/api/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver'],
+  getNotifyMe: ['GET', '/api/projects/{projectId}/notifications/me'],
+  putNotifyMe: ['PUT', '/api/projects/{projectId}/notifications/me'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;

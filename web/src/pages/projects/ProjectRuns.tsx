@@ -4,6 +4,7 @@ import { Link, useNavigate, useParams } from 'react-router';
 import type { Page as ApiPage, Run, Stream } from '../../api/client';
 import { type LiveEvent, mergeRunEvent } from '../../live/merge';
 import { useLiveProject } from '../../live/useLiveProject';
+import { NotifyMe } from './notifications/NotifyMe';
 import { useApi } from '../../session-context';
 import { CI_ATTRIBUTES, CiLink, ciLink } from '../../ui/ci-link';
 import { counted, ErrorMessage, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
@@ -95,7 +96,9 @@ export function ProjectRuns() {
       <nav className="links" aria-label="Project">
         {role && role !== 'VIEWER' ? <Link to={`/projects/${projectId}/import`}>Import a report</Link> : null}
         <Link to={`/projects/${projectId}/members`}>Members</Link>
+        <Link to={`/projects/${projectId}/settings`}>Settings</Link>
       </nav>
+      <NotifyMe projectId={projectId} compact />
       {/* The stream picks the trend and the runs both: above both, with the runs' own filters beside it. */}
       <RunFilters q={filters.q} status={filters.status} set={set}>
         <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
