@@ -26,7 +26,8 @@ export class WebHarness {
   private proc?: ServiceProcess;
   private readonly scratch = new Scratch();
 
-  constructor() {
+  /** `env`: variables the service starts with besides its embedded defaults (e.g. SVC_WEBHOOK_ALLOW_PRIVATE). */
+  constructor(env: Record<string, string> = {}) {
     beforeAll(async () => {
       this.dataDir = this.scratch.dir('tms-ui-');
       const port = await freePort();
@@ -34,6 +35,7 @@ export class WebHarness {
         SVC_DATA_DIR: this.dataDir,
         PORT: String(port),
         SVC_EMBEDDED_DB_PORT: String(await freePort()),
+        ...env,
       });
       // localhost, not 127.0.0.1: the refresh cookie is Secure, which browsers accept on localhost over http.
       this.base = `http://localhost:${port}`;
