@@ -8,7 +8,11 @@ import { WebhookReceiver } from '../support/webhook-receiver.js';
  */
 describe('Notifications, in the browser', () => {
   const receiver = new WebhookReceiver();
-  const ui = new WebHarness({ SVC_WEBHOOK_ALLOW_PRIVATE: 'true', SVC_WEBHOOK_RETRY_BASE: '600s', SVC_WEBHOOK_TIMEOUT: '2s' });
+  const ui = new WebHarness({
+    SVC_WEBHOOK_ALLOW_PRIVATE: 'true',
+    SVC_WEBHOOK_RETRY_BASE: '600s',
+    SVC_WEBHOOK_TIMEOUT: '2s',
+  });
   let api: ApiCall;
   let projectId: number;
 
@@ -28,7 +32,9 @@ describe('Notifications, in the browser', () => {
       format: 'slack',
     });
     const run = (await api('POST', `/api/projects/${projectId}/runs`, { name: 'nightly #1207' }))!;
-    await api('POST', `/api/runs/${run.id}/results`, { results: [{ name: 'pays by card', status: 'FAILED' }] });
+    await api('POST', `/api/runs/${run.id}/results`, {
+      results: [{ name: 'pays by card', status: 'FAILED' }],
+    });
     await api('POST', `/api/runs/${run.id}/finish`, {});
     // Both have been tried once before the page is looked at.
     const deadline = Date.now() + 20_000;
@@ -44,7 +50,10 @@ describe('Notifications, in the browser', () => {
     const down = page.getByRole('article', { name: `Webhook to ${receiver.url('/down')}` });
     await down.getByText('failed').or(down.getByText('pending')).first().waitFor();
     await down.getByText('HTTP 503').waitFor();
-    await page.getByRole('article', { name: `Webhook to ${receiver.url('/slack')}` }).getByText('delivered').waitFor();
+    await page
+      .getByRole('article', { name: `Webhook to ${receiver.url('/slack')}` })
+      .getByText('delivered')
+      .waitFor();
     await ui.check(page, 'notifications-webhooks');
 
     await page.getByRole('button', { name: 'Add a webhook' }).click();
@@ -77,7 +86,9 @@ describe('Notifications, in the browser', () => {
   it('lets a member ask for mail on the project page', async () => {
     const page = await ui.adminPage();
     await page.goto(`${ui.base}/projects/${projectId}`);
-    const box = page.getByRole('group', { name: 'Notify me by mail' }).getByRole('checkbox', { name: 'when a run fails' });
+    const box = page
+      .getByRole('group', { name: 'Notify me by mail' })
+      .getByRole('checkbox', { name: 'when a run fails' });
     await box.waitFor();
     await box.check();
     await page.reload();

@@ -88,9 +88,12 @@ export function ProjectRuns() {
     <Page
       title={name}
       actions={
-        <span className={`live live-${live}`} role="status">
-          {live === 'live' ? '● Live' : live === 'connecting' ? 'Connecting…' : 'Offline: reconnecting'}
-        </span>
+        <>
+          <NotifyMe projectId={projectId} compact />
+          <span className={`live live-${live}`} role="status">
+            {live === 'live' ? '● Live' : live === 'connecting' ? 'Connecting…' : 'Offline: reconnecting'}
+          </span>
+        </>
       }
     >
       <nav className="links" aria-label="Project">
@@ -98,7 +101,6 @@ export function ProjectRuns() {
         <Link to={`/projects/${projectId}/members`}>Members</Link>
         <Link to={`/projects/${projectId}/settings`}>Settings</Link>
       </nav>
-      <NotifyMe projectId={projectId} compact />
       {/* The stream picks the trend and the runs both: above both, with the runs' own filters beside it. */}
       <RunFilters q={filters.q} status={filters.status} set={set}>
         <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />

@@ -1,7 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import type { Delivery, Webhook } from '../../../api/client';
 import { useApi } from '../../../session-context';
-import { ErrorMessage, Loaded, noItems, Notice, Pager } from '../../../ui/components';
+import { ErrorMessage, formatDate, Loaded, noItems, Notice, Pager } from '../../../ui/components';
 import { RelativeTime } from '../../../ui/relative-time';
 
 export const deliveriesKey = (webhookId: number) => ['deliveries', webhookId] as const;
@@ -83,14 +83,14 @@ export function Deliveries({
                         <DeliveryStatus status={d.status} />
                         {d.status === 'PENDING' && d.nextAttemptAt ? (
                           <span className="hint block">
-                            next <RelativeTime iso={d.nextAttemptAt} />
+                            next at <time dateTime={d.nextAttemptAt}>{formatDate(d.nextAttemptAt)}</time>
                           </span>
                         ) : null}
                       </td>
                       <td>{d.attempts}</td>
                       <td className="delivery-response">
                         {d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : d.attempts ? '—' : ''}
-                        {d.lastError ? (
+                        {d.lastError && d.lastError !== `HTTP ${d.lastStatusCode}` ? (
                           <span className="hint block delivery-error">{d.lastError}</span>
                         ) : null}
                       </td>

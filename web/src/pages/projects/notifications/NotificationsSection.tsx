@@ -149,6 +149,7 @@ function Webhooks({ projectId }: { projectId: number }) {
       </Loaded>
       {shown ? (
         <Deliveries
+          key={shown.id}
           webhook={shown}
           page={Number(state.dpage || 0)}
           onPage={(p) => set({ webhook: state.webhook, dpage: String(p) })}
@@ -209,7 +210,7 @@ function WebhookSummary({
         {w.lastDelivery ? (
           <>
             <DeliveryStatus status={w.lastDelivery.status} />
-            {w.lastDelivery.statusCode !== null ? ` HTTP ${w.lastDelivery.statusCode}` : ''},{' '}
+            {w.lastDelivery.statusCode !== null ? ` (HTTP ${w.lastDelivery.statusCode})` : ''},{' '}
             <RelativeTime iso={w.lastDelivery.at} />
           </>
         ) : (

@@ -15,6 +15,15 @@ export function NotifyMe({ projectId, compact = false }: { projectId: number; co
   const prefs = useQuery({ queryKey: notifyMeKey(projectId), queryFn: () => api.getNotifyMe(projectId) });
   const save = useMutation({
     mutationFn: (change: Partial<Prefs>) => api.putNotifyMe(projectId, change),
+    // The box shows its new state at once; a refused change puts it back.
+    onMutate: (change) => {
+      const before = queries.getQueryData<Prefs>(notifyMeKey(projectId));
+      if (before) {
+        queries.setQueryData<Prefs>(notifyMeKey(projectId), { ...before, ...change });
+      }
+      return before;
+    },
+    onError: (_error, _change, before) => queries.setQueryData(notifyMeKey(projectId), before),
     onSuccess: (saved) => queries.setQueryData(notifyMeKey(projectId), saved),
   });
   const box = (key: keyof Prefs, label: string) => (
