@@ -19,6 +19,8 @@ const BATCH = 10;
 export const MAX_ATTEMPTS = 8;
 /** A webhook failing this long without a success in between is turned off and its project's OWNERs mailed. */
 const FAILING_LIMIT_MS = 24 * 3600 * 1000;
+const KEEP_DAYS = 30;
+const PRUNE_EVERY_MS = 3_600_000;
 
 /**
  * The background sender of every replica: claims due deliveries from the outbox (FOR UPDATE SKIP LOCKED, with a
@@ -30,6 +32,7 @@ const FAILING_LIMIT_MS = 24 * 3600 * 1000;
 export class WebhookSenderService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
   private timer?: NodeJS.Timeout;
+  private pruner?: NodeJS.Timeout;
   private running?: Promise<void>;
   private again = false;
   private stopped = false;
@@ -50,13 +53,28 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     );
     this.timer = setInterval(() => this.wake(), WEBHOOK_POLL_MS);
     this.timer.unref();
+    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
+    this.pruner.unref();
     this.wake();
   }
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    clearInterval(this.pruner);
     await this.running;
+  }
+
+  /** Finished deliveries are kept a month, for the deliveries list and support questions. */
+  private async prune(): Promise<void> {
+    try {
+      const removed = await this.webhooks.prune(KEEP_DAYS);
+      if (removed) {
+        this.logger.log(`Removed ${removed} webhook delivery record(s) older than ${KEEP_DAYS} days`);
+      }
+    } catch (error) {
+      this.logger.error(`Pruning the webhook deliveries failed: ${(error as Error).message}`);
+    }
   }
 
   @OnEvent(WEBHOOKS_QUEUED)
@@ -128,7 +146,23 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     const headers: Record<string, string> = {};
     if (d.format !== 'slack') {
       const timestamp = Math.floor(Date.now() / 1000);
-      const secret = this.secrets.decrypt(d.secretEncrypted, d.webhookId);
+      let secret: string;
+      try {
+        secret = this.secrets.decrypt(d.secretEncrypted, d.webhookId);
+      } catch (error) {
+        // The encryption key changed: nothing can be signed until the webhook gets a new secret (delete and add).
+        await this.webhooks.markAttemptFailed(d, {
+          ...this.policy,
+          statusCode: null,
+          error: (error as Error).message,
+          final: true,
+        });
+        this.metrics.webhookDeliveries.inc({ result: 'failed' });
+        this.logger.error(
+          `Webhook ${d.webhookId}: its secret does not decrypt under the configured SVC_ENCRYPTION_KEY`,
+        );
+        return;
+      }
       headers['webhook-id'] = d.messageId;
       headers['webhook-timestamp'] = String(timestamp);
       headers['webhook-signature'] = signWebhook(secret, d.messageId, timestamp, body);

@@ -269,6 +269,15 @@ export class WebhooksRepository {
     return rows.length > 0;
   }
 
+  /** Delivered and failed deliveries older than `days` are dropped. */
+  async prune(days: number): Promise<number> {
+    const [rows]: [unknown[], number] = await this.db.query(
+      `DELETE FROM webhook_deliveries WHERE status <> 'PENDING' AND created_at < now() - ($1::integer * interval '1 day') RETURNING id`,
+      [days],
+    );
+    return rows.length;
+  }
+
   /** Deliveries due now for active webhooks (the outbox's backlog, for /metrics). */
   async countDue(): Promise<number> {
     const [{ n }]: { n: number }[] = await this.db.query(
