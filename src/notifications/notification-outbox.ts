@@ -4,6 +4,8 @@ import type { EntityManager } from 'typeorm';
 import { AppConfig } from '../config/app-config.js';
 import { MailService } from '../mail/mail.service.js';
 import { RESULTS_EVENT, type ResultsEvent } from '../results/results.events.js';
+import { ResultsService } from '../results/results.service.js';
+import { STABILITY_EVENT, type StabilityEvent } from '../stability/stability.events.js';
 import { NOTIFY, type NotifyEvent, WEBHOOKS_QUEUED } from './notification.events.js';
 import { fitPayload, signatureLabel } from './payload.js';
 import { SubscriptionsRepository } from './subscriptions.repository.js';
@@ -26,6 +28,7 @@ export class NotificationOutbox {
     private readonly mail: MailService,
     private readonly config: AppConfig,
     private readonly events: EventEmitter2,
+    private readonly results: ResultsService,
   ) {}
 
   /** Stores the event's deliveries and mail; answers the number of webhook deliveries added. */
@@ -109,6 +112,35 @@ export class NotificationOutbox {
       projectId: event.projectId,
       runId: event.runId,
       data: { run: event.data.run },
+    });
+  }
+
+  /**
+   * A test that turned flaky or was quarantined (by its results or by a person), right after that committed: the
+   * test as the API shows it (its state, flake rate, quarantine) and a link to its history.
+   */
+  @OnEvent(STABILITY_EVENT, { async: true, promisify: true })
+  async onStability(event: StabilityEvent): Promise<void> {
+    if (event.event !== 'test.flaky' && event.event !== 'test.quarantined') {
+      return;
+    }
+    let test: Awaited<ReturnType<ResultsService['getTest']>>;
+    try {
+      test = await this.results.getTest(event.projectId, event.testId);
+    } catch {
+      return; // gone meanwhile (its project deleted, or retention)
+    }
+    // One delivery per change: the run that made it so, else the quarantine's start.
+    const when = event.runId ? `run:${event.runId}` : (test.quarantine?.since ?? new Date().toISOString());
+    await this.onNotify({
+      type: event.event,
+      projectId: event.projectId,
+      key: `${event.event}:${event.testId}:${when}`,
+      data: {
+        test,
+        runId: event.runId ? Number(event.runId) : null,
+        url: `${this.config.http.baseUrl}/projects/${event.projectId}/tests/${event.testId}`,
+      },
     });
   }
 

@@ -4,6 +4,7 @@ import { ProjectLocator } from '../access/project-locator.js';
 import { AppConfig } from '../config/app-config.js';
 import { HealthModule } from '../health/health.module.js';
 import { MailModule } from '../mail/mail.module.js';
+import { ResultsModule } from '../results/results.module.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import { NotificationsMeController } from './notifications-me.controller.js';
 import { SubscriptionsRepository } from './subscriptions.repository.js';
@@ -19,7 +20,7 @@ import { WebhooksService } from './webhooks.service.js';
  * transaction) or the NOTIFY domain event (after their commit); see notification.events.ts.
  */
 @Module({
-  imports: [AccessModule, MailModule, HealthModule],
+  imports: [AccessModule, MailModule, HealthModule, ResultsModule],
   controllers: [WebhooksController, NotificationsMeController],
   providers: [
     {

@@ -77,7 +77,13 @@ export function slackMessage(
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: esc(data.message) } });
   }
   if (url) {
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `<${url}|Open the run>` } });
+    blocks.push({
+      type: 'section',
+      text: {
+        type: 'mrkdwn',
+        text: `<${url}|${run ? 'Open the run' : test ? "Open the test's history" : 'Open'}>`,
+      },
+    });
   }
   return { text: url ? `${text} (${url})` : text, blocks };
 }

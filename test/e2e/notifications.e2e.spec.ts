@@ -459,6 +459,50 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     expect(queued[0].n).toBe(2);
   });
 
+  it('delivers test.flaky when results make a test flaky, and test.quarantined when a maintainer quarantines it', async () => {
+    const hook = await webhook('/health', { events: ['test.flaky', 'test.quarantined'] });
+    const v1 = async (status: string) => {
+      const run = (
+        await as(maintainer)
+          .post(`/api/projects/${projectId}/runs`, { name: 'health', attributes: { commit: 'abc' } })
+          .expect(201)
+      ).body as { id: number };
+      await as(maintainer)
+        .post(`/api/runs/${run.id}/results`, { results: [{ name: 'wobbly', suite: 'H', status }] })
+        .expect(201);
+      await as(maintainer).post(`/api/runs/${run.id}/finish`).expect(200);
+      return run.id;
+    };
+    await v1('PASSED');
+    const flipped = await v1('FAILED');
+    const [flaky] = await settled(hook.id);
+    expect(flaky).toMatchObject({ event: 'test.flaky', status: 'DELIVERED' });
+    const [got] = receiver.on('/health');
+    expectSigned(got, hook.secret);
+    const test = (got.json.data as { test: { id: number; name: string; state: string } }).test;
+    expect(got.json).toMatchObject({
+      type: 'test.flaky',
+      projectId,
+      data: { runId: flipped, test: { name: 'wobbly', suite: 'H', state: 'FLAKY' } },
+    });
+    expect((got.json.data as { url: string }).url).toMatch(
+      new RegExp(`/projects/${projectId}/tests/${test.id}$`),
+    );
+
+    await as(maintainer)
+      .put(`/api/projects/${projectId}/tests/${test.id}/quarantine`, { reason: 'flips on staging' })
+      .expect(200);
+    await settled(hook.id, 2);
+    const quarantined = receiver.on('/health')[1];
+    expect(quarantined.json).toMatchObject({
+      type: 'test.quarantined',
+      data: {
+        runId: null,
+        test: { id: test.id, state: 'QUARANTINED', quarantine: { reason: 'flips on staging', auto: false } },
+      },
+    });
+  });
+
   it('counts deliveries by result and the due backlog in /metrics', async () => {
     const text = (await request(svc.url).get('/metrics').expect(200)).text;
     expect(text).toMatch(/tms_webhook_deliveries_total\{result="delivered"\} [1-9]/);
