@@ -71,6 +71,11 @@ describe('Notifications, in the browser', () => {
     await page.getByRole('button', { name: `Test ${receiver.url('/new')}` }).click();
     const table = page.getByRole('table', { name: /Deliveries of the webhook/ });
     await table.getByText('delivered').waitFor();
+    // The webhook's own last delivery follows what its deliveries say.
+    await page
+      .getByRole('article', { name: `Webhook to ${receiver.url('/new')}` })
+      .getByText('delivered')
+      .waitFor();
     expect(new URL(page.url()).searchParams.get('webhook')).not.toBeNull();
     expect(receiver.on('/new').map((r) => r.json.type)).toEqual(['ping']);
     await table.getByRole('button', { name: /^Redeliver delivery/ }).click();

@@ -1,4 +1,5 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
 import type { Delivery, Webhook } from '../../../api/client';
 import { useApi } from '../../../session-context';
 import { ErrorMessage, formatDate, Loaded, noItems, Notice, Pager } from '../../../ui/components';
@@ -18,11 +19,14 @@ export function Deliveries({
   page,
   onPage,
   onClose,
+  onRead,
 }: {
   webhook: Webhook;
   page: number;
   onPage: (page: number) => void;
   onClose: () => void;
+  /** Each time the deliveries were read anew: the webhook's own "last delivery" may have changed too. */
+  onRead?: () => void;
 }) {
   const api = useApi();
   const queries = useQueryClient();
@@ -33,6 +37,13 @@ export function Deliveries({
     // Pending deliveries change on their own: look again while any is on its way.
     refetchInterval: (q) => (q.state.data?.content.some((d) => d.status === 'PENDING') ? 2000 : false),
   });
+  const readAt = list.dataUpdatedAt;
+  useEffect(() => {
+    if (readAt) {
+      onRead?.();
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- once per read, whatever the callback's identity
+  }, [readAt]);
   const redeliver = useMutation({
     mutationFn: (delivery: Delivery) => api.redeliver(webhook.id, delivery.id),
     onSuccess: () => void queries.invalidateQueries({ queryKey: deliveriesKey(webhook.id) }),

@@ -154,6 +154,7 @@ function Webhooks({ projectId }: { projectId: number }) {
           page={Number(state.dpage || 0)}
           onPage={(p) => set({ webhook: state.webhook, dpage: String(p) })}
           onClose={() => set({ webhook: '', dpage: '' })}
+          onRead={refresh}
         />
       ) : null}
       {adding ? (
