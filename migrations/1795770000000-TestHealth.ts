@@ -4,10 +4,13 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * test_health: a test case's health (API.md, "Test health"), one row a test case, kept by the results writer's
  * observer (src/stability/) inside each batch's transaction, so that lists and sorts read columns, never history.
  *
- * - w_run, w_bits, w_stream, w_commit: the test's window, oldest first, one entry a run in which it ran (an outcome
- *   other than SKIPPED): the run id; its outcome's status bit shifted left by 4 ORed with the bits of every attempt
- *   (src/results/attempts.ts, STATUS_BITS); a 64-bit key of the run's stream and of its `commit` attribute (0: none).
- *   The keys are the first 8 bytes of the MD5 of the text (src/stability/health-keys.ts), the same here and there.
+ * - win: the test's window, oldest first, one entry a run in which it ran (an outcome other than SKIPPED), 15 bytes
+ *   an entry, big-endian: the run id (6 bytes); its outcome's status bit shifted left by 4 ORed with the bits of every
+ *   attempt (1 byte, src/results/attempts.ts, STATUS_BITS); a 32-bit key of the run's stream and one of its `commit`
+ *   attribute (4 bytes each; 0: none). The keys are the first 4 bytes of the MD5 of the text
+ *   (src/stability/health-keys.ts), the same here and there. One short value rather than an array per field: the
+ *   writer reads and rewrites every window of a batch, and a bytea is parsed with a plain loop where arrays of
+ *   bigints are parsed as text, element by element (most of what the writer spent), and the row stays small.
  * - runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, last_failed_at, state: what the rules made of
  *   it (src/stability/flakiness.ts), and the quarantine (q_*), its consecutive passing runs (q_passes, q_pass_run)
  *   and the run of its last release (released_run).
@@ -26,10 +29,7 @@ export class TestHealth1795770000000 implements MigrationInterface {
       CREATE TABLE test_health (
         test_id bigint PRIMARY KEY REFERENCES test_cases (id) ON DELETE CASCADE,
         project_id bigint NOT NULL,
-        w_run bigint[] NOT NULL DEFAULT '{}',
-        w_bits smallint[] NOT NULL DEFAULT '{}',
-        w_stream bigint[] NOT NULL DEFAULT '{}',
-        w_commit bigint[] NOT NULL DEFAULT '{}',
+        win bytea NOT NULL DEFAULT '',
         runs integer NOT NULL DEFAULT 0,
         flake_rate double precision,
         flaky boolean NOT NULL DEFAULT false,
@@ -75,8 +75,8 @@ export class TestHealth1795770000000 implements MigrationInterface {
            SELECT r.run_id,
                   ((${bit('r.status')} << 4) | ${bit('r.status')} | r.other_statuses)::smallint AS bits,
                   r.status = 'PASSED' AS passed,
-                  ${key('ru.stream')} AS stream_key,
-                  coalesce(${key("ru.attributes->>'commit'")}, 0) AS commit_key
+                  ${key("coalesce(ru.stream, '')")} AS stream_key,
+                  coalesce(${commitKey("nullif(ru.attributes->>'commit', '')")}, ${NO_KEY}) AS commit_key
              FROM results r JOIN runs ru ON ru.id = r.run_id
             WHERE r.test_id = t.id AND r.outcome AND r.status <> 'SKIPPED'
             ORDER BY r.run_id DESC LIMIT 500) e
@@ -86,8 +86,9 @@ export class TestHealth1795770000000 implements MigrationInterface {
           FROM entries e WHERE e.n <= e.win
       ),
       judged AS (
-        SELECT w.test_id, array_agg(w.run_id ORDER BY w.run_id) AS w_run, array_agg(w.bits ORDER BY w.run_id) AS w_bits,
-               array_agg(w.stream_key ORDER BY w.run_id) AS w_stream, array_agg(w.commit_key ORDER BY w.run_id) AS w_commit,
+        SELECT w.test_id,
+               string_agg(substr(int8send(w.run_id), 3, 6) || set_byte('\\x00'::bytea, 0, w.bits) || w.stream_key
+                          || w.commit_key, ''::bytea ORDER BY w.run_id) AS bytes,
                count(*)::int AS runs,
                count(*) FILTER (WHERE w.prev_passed IS NOT NULL AND w.prev_passed <> w.passed)::int AS flips,
                bool_or(w.bits & 1 <> 0 AND w.bits & 6 <> 0) AS mixed
@@ -97,14 +98,13 @@ export class TestHealth1795770000000 implements MigrationInterface {
       revisions AS (
         SELECT w.test_id, bool_or(true) AS both
           FROM windows w
-         WHERE w.commit_key <> 0
+         WHERE w.commit_key <> ${NO_KEY}
          GROUP BY w.test_id, w.commit_key
         HAVING bool_or(w.bits & 1 <> 0) AND bool_or(w.bits & 6 <> 0)
       )
-      INSERT INTO test_health (test_id, project_id, w_run, w_bits, w_stream, w_commit, runs, flake_rate, flaky,
-                               last_status, last_run_id, first_seen_at, last_failed_at, state)
-      SELECT t.id, t.project_id, coalesce(j.w_run, '{}'), coalesce(j.w_bits, '{}'), coalesce(j.w_stream, '{}'),
-             coalesce(j.w_commit, '{}'), coalesce(j.runs, 0),
+      INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id,
+                               first_seen_at, last_failed_at, state)
+      SELECT t.id, t.project_id, coalesce(j.bytes, ''), coalesce(j.runs, 0),
              CASE WHEN j.runs >= 2 THEN j.flips::float8 / (j.runs - 1) END,
              f.flaky, l.status, l.run_id, t.created_at, lf.at,
              CASE WHEN f.flaky THEN 'FLAKY' WHEN l.status IN ('FAILED', 'BROKEN') THEN 'FAILING' ELSE 'HEALTHY' END
@@ -131,7 +131,15 @@ function bit(column: string): string {
   return `(CASE ${column} WHEN 'PASSED' THEN 1 WHEN 'FAILED' THEN 2 WHEN 'BROKEN' THEN 4 ELSE 8 END)`;
 }
 
-/** SQL for a text's 64-bit key (src/stability/health-keys.ts): the first 8 bytes of its MD5, signed. */
+/** SQL for a text's 32-bit key (src/stability/health-keys.ts, textKey): the first 4 bytes of its MD5. */
 function key(text: string): string {
-  return `('x' || substr(md5(${text}), 1, 16))::bit(64)::bigint`;
+  return `decode(substr(md5(${text}), 1, 8), 'hex')`;
+}
+
+/** No commit's key (NO_COMMIT). */
+const NO_KEY = `'\\x00000000'::bytea`;
+
+/** SQL for a commit's key (health-keys.ts, commitKey): NULL for none; never NO_KEY for one. */
+function commitKey(text: string): string {
+  return `(SELECT CASE WHEN k = ${NO_KEY} THEN '\\x00000001'::bytea ELSE k END FROM (SELECT ${key(text)} AS k) c)`;
 }

@@ -194,15 +194,19 @@ async function measureList(ctx, { service, token }) {
     }
     const last = runs.slice(-30).map((r) => r.id);
     await db.query(
-      `INSERT INTO test_health (test_id, project_id, w_run, w_bits, w_stream, w_commit, runs, flake_rate, flaky,
-                                last_status, last_run_id, first_seen_at, last_failed_at, state)
-       SELECT t.id, t.project_id, $2::bigint[], array_fill((1 << 4) | 1, ARRAY[30])::smallint[],
-              array_fill(42, ARRAY[30])::bigint[], array_fill(0, ARRAY[30])::bigint[], 30,
+      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id,
+                                first_seen_at, last_failed_at, state)
+       SELECT t.id, t.project_id, w.bytes, 30,
               CASE WHEN t.id % 20 = 0 THEN 0.2 + (t.id % 97) / 200.0 ELSE 0 END, t.id % 20 = 0,
               CASE WHEN t.id % 9 = 0 THEN 'FAILED' ELSE 'PASSED' END, $3, t.created_at,
               CASE WHEN t.id % 20 = 0 OR t.id % 9 = 0 THEN now() - ((t.id % 40) || ' hours')::interval END,
               CASE WHEN t.id % 20 = 0 THEN 'FLAKY' WHEN t.id % 9 = 0 THEN 'FAILING' ELSE 'HEALTHY' END
-         FROM test_cases t WHERE t.project_id = $1`,
+         FROM test_cases t
+         -- The window as migration TestHealth lays it: run id, bits (PASSED), stream key, no commit.
+         CROSS JOIN (SELECT string_agg(substr(int8send(r), 3, 6) || '\\x11'::bytea || '\\x0000002a'::bytea
+                                       || '\\x00000000'::bytea, ''::bytea ORDER BY r) AS bytes
+                       FROM unnest($2::bigint[]) r) w
+        WHERE t.project_id = $1`,
       [project.id, last, last.at(-1)],
     );
     for (const table of ['test_cases', 'results', 'runs', 'test_health']) {

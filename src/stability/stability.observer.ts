@@ -14,7 +14,7 @@ import {
 } from './flakiness.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
-import { TestHealthRepository } from './test-health.repository.js';
+import { type HealthWrite, TestHealthRepository } from './test-health.repository.js';
 
 /** Tests settled by one statement at most. */
 const SLICE = 5000;
@@ -74,8 +74,8 @@ export class StabilityObserver implements ResultsObserver {
         tx,
         pending.map((o) => o.testId),
       );
-      const updates: [string, TestHealth][] = [];
-      const inserts: [string, TestHealth][] = [];
+      const updates: HealthWrite[] = [];
+      const inserts: HealthWrite[] = [];
       const results: typeof told = [];
       for (const o of pending) {
         const before = stored.get(o.testId);
@@ -86,10 +86,10 @@ export class StabilityObserver implements ResultsObserver {
           policy,
           now,
         );
-        (before ? updates : inserts).push([o.testId, health]);
+        (before ? updates : inserts).push({ testId: o.testId, health, before });
         results.push({ testId: o.testId, transitions, health });
       }
-      await this.health.update(tx, run.projectId, updates);
+      await this.health.update(tx, updates);
       const raced = new Set(await this.health.insert(tx, run.projectId, inserts));
       told.push(...results.filter((r) => !raced.has(r.testId)));
       if (raced.size && tries >= MAX_TRIES) {

@@ -2,15 +2,12 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import type { ResultStatus } from '../results/entities.js';
-import type { HealthState, Quarantine, TestHealth, WindowEntry } from './flakiness.js';
+import type { HealthState, TestHealth, WindowEntry } from './flakiness.js';
 
 /** A row of test_health as read (see migration TestHealth). */
 interface HealthRow {
   test_id: string;
-  w_run: string[];
-  w_bits: number[];
-  w_stream: string[];
-  w_commit: string[];
+  win: Buffer;
   runs: number;
   flake_rate: number | null;
   flaky: boolean;
@@ -30,35 +27,55 @@ interface HealthRow {
 }
 
 const HEALTH_COLUMNS =
-  'test_id, w_run, w_bits, w_stream, w_commit, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
-  'last_failed_at, state, q_since, q_reason, q_auto, q_by_user_id, q_until, q_passes, q_pass_run, released_run';
+  'test_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, last_failed_at, state, ' +
+  'q_since, q_reason, q_auto, q_by_user_id, q_until, q_passes, q_pass_run, released_run';
 
-/** The record type of a row as JSON (json_to_recordset), in HEALTH_COLUMNS' order after project_id. */
-const RECORD =
-  'test_id bigint, project_id bigint, w_run bigint[], w_bits smallint[], w_stream bigint[], w_commit bigint[], ' +
-  'runs integer, flake_rate double precision, flaky boolean, last_status varchar, last_run_id bigint, ' +
-  'first_seen_at timestamptz, last_failed_at timestamptz, state varchar, q_since timestamptz, q_reason varchar, ' +
-  'q_auto boolean, q_by_user_id bigint, q_until timestamptz, q_passes integer, q_pass_run bigint, released_run bigint';
+/**
+ * The bytes of a window entry in `win` (see migration TestHealth): the run id (6 bytes), the bits (1), the stream
+ * key (4), the commit key (4), big-endian.
+ */
+const ENTRY = 15;
+/** The largest run id 6 bytes hold. */
+const MAX_RUN = 2 ** 48 - 1;
 
-const SET_ALL = HEALTH_COLUMNS.split(', ')
-  .filter((c) => c !== 'test_id')
-  .map((c) => `${c} = u.${c}`)
-  .join(', ');
+/** A window as stored (read with a plain loop: the window is most of what a batch reads). */
+function entriesOf(win: Buffer): WindowEntry[] {
+  const entries: WindowEntry[] = new Array<WindowEntry>(win.length / ENTRY);
+  for (let i = 0, at = 0; at < win.length; i++, at += ENTRY) {
+    entries[i] = {
+      run: String(win.readUIntBE(at, 6)),
+      bits: win[at + 6],
+      stream: String(win.readUInt32BE(at + 7)),
+      commit: String(win.readUInt32BE(at + 11)),
+    };
+  }
+  return entries;
+}
+
+/** Writes `entries` at `at` of `out`; answers where the next window starts. */
+function writeEntries(out: Buffer, at: number, entries: readonly WindowEntry[]): number {
+  for (const e of entries) {
+    const run = Number(e.run);
+    if (!(run <= MAX_RUN)) {
+      throw new Error(`Run id ${e.run} does not fit a test's window (6 bytes)`);
+    }
+    out.writeUIntBE(run, at, 6);
+    out[at + 6] = e.bits;
+    out.writeUInt32BE(Number(e.stream), at + 7);
+    out.writeUInt32BE(Number(e.commit), at + 11);
+    at += ENTRY;
+  }
+  return at;
+}
 
 function toHealth(r: HealthRow): TestHealth {
-  const entries: WindowEntry[] = r.w_run.map((run, i) => ({
-    run: String(run),
-    bits: r.w_bits[i],
-    stream: String(r.w_stream[i]),
-    commit: String(r.w_commit[i]),
-  }));
   return {
-    entries,
+    entries: entriesOf(r.win),
     runs: r.runs,
     flakeRate: r.flake_rate,
     flaky: r.flaky,
     lastStatus: r.last_status,
-    lastRunId: r.last_run_id === null ? null : String(r.last_run_id),
+    lastRunId: r.last_run_id,
     firstSeenAt: r.first_seen_at,
     lastFailedAt: r.last_failed_at,
     state: r.state,
@@ -69,43 +86,80 @@ function toHealth(r: HealthRow): TestHealth {
             since: r.q_since,
             reason: r.q_reason ?? '',
             auto: r.q_auto ?? false,
-            byUserId: r.q_by_user_id === null ? null : String(r.q_by_user_id),
+            byUserId: r.q_by_user_id,
             until: r.q_until,
           },
     passes: r.q_passes,
-    passRun: r.q_pass_run === null ? null : String(r.q_pass_run),
-    releasedRun: r.released_run === null ? null : String(r.released_run),
+    passRun: r.q_pass_run,
+    releasedRun: r.released_run,
   };
 }
 
-/** A health as the record json_to_recordset reads (ids as strings: bigint arrays take them as they are). */
-function toRecord(projectId: string, testId: string, h: TestHealth): Record<string, unknown> {
-  const q: Quarantine | null = h.quarantine;
-  return {
-    test_id: testId,
-    project_id: projectId,
-    w_run: h.entries.map((e) => e.run),
-    w_bits: h.entries.map((e) => e.bits),
-    w_stream: h.entries.map((e) => e.stream),
-    w_commit: h.entries.map((e) => e.commit),
-    runs: h.runs,
-    flake_rate: h.flakeRate,
-    flaky: h.flaky,
-    last_status: h.lastStatus,
-    last_run_id: h.lastRunId,
-    first_seen_at: h.firstSeenAt.toISOString(),
-    last_failed_at: h.lastFailedAt?.toISOString() ?? null,
-    state: h.state,
-    q_since: q?.since.toISOString() ?? null,
-    q_reason: q?.reason ?? null,
-    q_auto: q?.auto ?? null,
-    q_by_user_id: q?.byUserId ?? null,
-    q_until: q?.until?.toISOString() ?? null,
-    q_passes: h.passes,
-    q_pass_run: h.passRun,
-    released_run: h.releasedRun,
-  };
+/** A test's health to store, and the health it had (absent: a person's change, every column written). */
+export interface HealthWrite {
+  testId: string;
+  health: TestHealth;
+  before?: TestHealth;
 }
+
+/** Whether the quarantine columns (q_*, released_run) of `w` differ from what it had. */
+function quarantineChanged({ health: h, before: b }: HealthWrite): boolean {
+  return (
+    b === undefined ||
+    h.quarantine !== b.quarantine ||
+    h.passes !== b.passes ||
+    h.passRun !== b.passRun ||
+    h.releasedRun !== b.releasedRun
+  );
+}
+
+/** Epoch milliseconds (a float8 array is sent as plain numbers; to_timestamp takes seconds). */
+const ms = (d: Date | null | undefined): number | null => (d ? d.getTime() : null);
+
+/**
+ * The batch's windows as one bytea parameter (sent in binary, no escaping), each row's from its 1-based offset and
+ * length: `substr($n, at, len)`.
+ */
+function windows(rows: readonly HealthWrite[]): { bytes: Buffer; at: number[]; len: number[] } {
+  let total = 0;
+  for (const r of rows) {
+    total += r.health.entries.length * ENTRY;
+  }
+  const bytes = Buffer.allocUnsafe(total);
+  const at: number[] = new Array<number>(rows.length);
+  const len: number[] = new Array<number>(rows.length);
+  let offset = 0;
+  for (let i = 0; i < rows.length; i++) {
+    at[i] = offset + 1;
+    const end = writeEntries(bytes, offset, rows[i].health.entries);
+    len[i] = end - offset;
+    offset = end;
+  }
+  return { bytes, at, len };
+}
+
+/** The quarantine columns of `rows` as parallel arrays, in the order of QUARANTINE_RECORD. */
+function quarantineArrays(rows: readonly HealthWrite[]): unknown[] {
+  return [
+    rows.map((r) => r.testId),
+    rows.map((r) => ms(r.health.quarantine?.since)),
+    rows.map((r) => r.health.quarantine?.reason ?? null),
+    rows.map((r) => r.health.quarantine?.auto ?? null),
+    rows.map((r) => r.health.quarantine?.byUserId ?? null),
+    rows.map((r) => ms(r.health.quarantine?.until)),
+    rows.map((r) => r.health.passes),
+    rows.map((r) => r.health.passRun),
+    rows.map((r) => r.health.releasedRun),
+  ];
+}
+
+const QUARANTINE_RECORD = (first: number) =>
+  `unnest($${first}::bigint[], $${first + 1}::float8[], $${first + 2}::text[], $${first + 3}::bool[], ` +
+  `$${first + 4}::bigint[], $${first + 5}::float8[], $${first + 6}::int[], $${first + 7}::bigint[], ` +
+  `$${first + 8}::bigint[]) AS q(test_id, since, reason, auto, by_user_id, until, passes, pass_run, released_run)`;
+
+/** SQL for a timestamptz from epoch milliseconds (NULL stays NULL). */
+const ts = (column: string) => `to_timestamp(${column} / 1000)`;
 
 /** An expired quarantine ended by the sweep. */
 export interface ExpiredQuarantine {
@@ -132,24 +186,63 @@ export class TestHealthRepository {
           FOR UPDATE OF h`,
       [sorted],
     );
-    return new Map(rows.map((r) => [String(r.test_id), toHealth(r)]));
+    return new Map(rows.map((r) => [r.test_id, toHealth(r)]));
   }
 
-  /** Stores the health of tests that have a row (locked by `lock`). */
-  async update(
-    tx: Pick<EntityManager, 'query'>,
-    projectId: string,
-    rows: [string, TestHealth][],
-  ): Promise<void> {
+  /**
+   * Stores the health of tests that have a row (locked by `lock`). Only what a run changes is written on the common
+   * path (the window and what the rules made of it), with the timestamps only when they moved: an indexed column
+   * left as it was keeps the update HOT. The quarantine columns follow in a second statement, for the few rows whose
+   * quarantine changed.
+   */
+  async update(tx: Pick<EntityManager, 'query'>, rows: readonly HealthWrite[]): Promise<void> {
     if (!rows.length) {
       return;
     }
+    const { bytes, at, len } = windows(rows);
     await tx.query(
-      `UPDATE test_health h SET ${SET_ALL}
-         FROM json_to_recordset($1::json) AS u(${RECORD})
+      `UPDATE test_health h
+          SET win = substr($1::bytea, u.at, u.len), runs = u.runs, flake_rate = u.flake_rate, flaky = u.flaky,
+              last_status = u.last_status, last_run_id = u.last_run_id, state = u.state,
+              first_seen_at = coalesce(${ts('u.first_seen_ms')}, h.first_seen_at),
+              last_failed_at = coalesce(${ts('u.last_failed_ms')}, h.last_failed_at)
+         FROM unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::float8[], $7::bool[], $8::text[],
+                     $9::bigint[], $10::text[], $11::float8[], $12::float8[])
+              AS u(test_id, at, len, runs, flake_rate, flaky, last_status, last_run_id, state, first_seen_ms,
+                   last_failed_ms)
         WHERE h.test_id = u.test_id`,
-      [JSON.stringify(rows.map(([testId, h]) => toRecord(projectId, testId, h)))],
+      [
+        bytes,
+        rows.map((r) => r.testId),
+        at,
+        len,
+        rows.map((r) => r.health.runs),
+        rows.map((r) => r.health.flakeRate),
+        rows.map((r) => r.health.flaky),
+        rows.map((r) => r.health.lastStatus),
+        rows.map((r) => r.health.lastRunId),
+        rows.map((r) => r.health.state),
+        // null: unchanged (neither ever goes back to null).
+        rows.map(({ health: h, before: b }) =>
+          b && b.firstSeenAt.getTime() === h.firstSeenAt.getTime() ? null : ms(h.firstSeenAt),
+        ),
+        rows.map(({ health: h, before: b }) =>
+          b && ms(b.lastFailedAt) === ms(h.lastFailedAt) ? null : ms(h.lastFailedAt),
+        ),
+      ],
     );
+    const quarantines = rows.filter(quarantineChanged);
+    if (quarantines.length) {
+      await tx.query(
+        `UPDATE test_health h
+            SET q_since = ${ts('q.since')}, q_reason = q.reason, q_auto = q.auto, q_by_user_id = q.by_user_id,
+                q_until = ${ts('q.until')}, q_passes = q.passes, q_pass_run = q.pass_run,
+                released_run = q.released_run
+           FROM ${QUARANTINE_RECORD(1)}
+          WHERE h.test_id = q.test_id`,
+        quarantineArrays(quarantines),
+      );
+    }
   }
 
   /**
@@ -159,20 +252,44 @@ export class TestHealthRepository {
   async insert(
     tx: Pick<EntityManager, 'query'>,
     projectId: string,
-    rows: [string, TestHealth][],
+    rows: readonly HealthWrite[],
   ): Promise<string[]> {
     if (!rows.length) {
       return [];
     }
+    const { bytes, at, len } = windows(rows);
     const inserted: { test_id: string }[] = await tx.query(
-      `INSERT INTO test_health (${HEALTH_COLUMNS}, project_id)
-       SELECT ${HEALTH_COLUMNS}, project_id FROM json_to_recordset($1::json) AS u(${RECORD}) ORDER BY test_id
+      `INSERT INTO test_health (project_id, ${HEALTH_COLUMNS})
+       SELECT $1::bigint, q.test_id, substr($2::bytea, u.at, u.len), u.runs, u.flake_rate, u.flaky, u.last_status,
+              u.last_run_id, ${ts('u.first_seen_ms')}, ${ts('u.last_failed_ms')}, u.state, ${ts('q.since')}, q.reason,
+              q.auto, q.by_user_id, ${ts('q.until')}, q.passes, q.pass_run, q.released_run
+         FROM ${QUARANTINE_RECORD(3)}
+         JOIN unnest($12::bigint[], $13::int[], $14::int[], $15::int[], $16::float8[], $17::bool[], $18::text[],
+                     $19::bigint[], $20::text[], $21::float8[], $22::float8[])
+              AS u(test_id, at, len, runs, flake_rate, flaky, last_status, last_run_id, state, first_seen_ms,
+                   last_failed_ms) ON u.test_id = q.test_id
+        ORDER BY q.test_id
        ON CONFLICT (test_id) DO NOTHING
        RETURNING test_id`,
-      [JSON.stringify(rows.map(([testId, h]) => toRecord(projectId, testId, h)))],
+      [
+        projectId,
+        bytes,
+        ...quarantineArrays(rows),
+        rows.map((r) => r.testId),
+        at,
+        len,
+        rows.map((r) => r.health.runs),
+        rows.map((r) => r.health.flakeRate),
+        rows.map((r) => r.health.flaky),
+        rows.map((r) => r.health.lastStatus),
+        rows.map((r) => r.health.lastRunId),
+        rows.map((r) => r.health.state),
+        rows.map((r) => ms(r.health.firstSeenAt)),
+        rows.map((r) => ms(r.health.lastFailedAt)),
+      ],
     );
-    const done = new Set(inserted.map((r) => String(r.test_id)));
-    return rows.map(([testId]) => testId).filter((id) => !done.has(id));
+    const done = new Set(inserted.map((r) => r.test_id));
+    return rows.map((r) => r.testId).filter((id) => !done.has(id));
   }
 
   /** One test's health, row-locked, in a transaction of its own (quarantine and release by a person). */
@@ -185,9 +302,9 @@ export class TestHealthRepository {
       const found = (await this.lock(tx, [testId])).get(testId);
       return work(found, async (h) => {
         if (found) {
-          await this.update(tx, projectId, [[testId, h]]);
+          await this.update(tx, [{ testId, health: h }]);
         } else {
-          await this.insert(tx, projectId, [[testId, h]]);
+          await this.insert(tx, projectId, [{ testId, health: h }]);
         }
       });
     });
