@@ -23,6 +23,7 @@ import { TestHealth1795770000000 } from './1795770000000-TestHealth.js';
 import { FailureSignatures1795780000000 } from './1795780000000-FailureSignatures.js';
 import { RunGate1795790000000 } from './1795790000000-RunGate.js';
 import { Notifications1795800000000 } from './1795800000000-Notifications.js';
+import { Retention1795810000000 } from './1795810000000-Retention.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -51,4 +52,5 @@ export const MIGRATIONS = [
   FailureSignatures1795780000000,
   RunGate1795790000000,
   Notifications1795800000000,
+  Retention1795810000000,
 ];

@@ -18,6 +18,7 @@ import { InsightsModule } from './insights/insights.module.js';
 import { SettingsModule } from './settings/settings.module.js';
 import { StabilityModule } from './stability/stability.module.js';
 import { TriageModule } from './triage/triage.module.js';
+import { RetentionModule } from './retention/retention.module.js';
 import { IngestV2Module } from './ingest-v2/ingest-v2.module.js';
 import { ImportModule } from './import/import.module.js';
 import { QueueModule } from './infra/queue/queue.module.js';
@@ -55,6 +56,7 @@ export class AppModule {
         StabilityModule,
         TriageModule,
         GateModule,
+        RetentionModule,
         IngestV2Module,
         ImportModule,
         LiveModule,

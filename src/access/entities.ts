@@ -20,6 +20,10 @@ export class ProjectEntity {
 
   @UpdateDateColumn({ name: 'updated_at', type: 'timestamptz' })
   updatedAt: Date;
+
+  /** Set when the project was deleted: hidden from every read while the purge removes it (src/retention/). */
+  @Column({ name: 'deleting_at', type: 'timestamptz', nullable: true, select: false })
+  deletingAt: Date | null;
 }
 
 @Entity('project_members')

@@ -21,7 +21,7 @@ export class ProjectAccessRepository {
   async facts(userId: string, projectId: string): Promise<AccessFacts> {
     const rows: { project_exists: boolean; admin: boolean | null; enabled: boolean | null; role: ProjectRole | null }[] =
       await this.db.query(
-        `SELECT EXISTS (SELECT 1 FROM projects WHERE id = $2) AS project_exists,
+        `SELECT EXISTS (SELECT 1 FROM projects WHERE id = $2 AND deleting_at IS NULL) AS project_exists,
                 u.admin, u.enabled,
                 (SELECT r.role FROM (
                    SELECT role FROM project_members WHERE project_id = $2 AND user_id = $1

@@ -1,8 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { DataSource, EntityManager } from 'typeorm';
+import { DataSource, EntityManager, IsNull } from 'typeorm';
 import type { PageRequest } from '../common/paging/page.js';
-import { withoutStatementTimeout } from '../database/statement-timeout.js';
 import { RUN_SUMMARY_COLUMNS, runSummaryOf, type RunSummaryRow } from '../common/run-summary.js';
 import type { LatestRunDto } from './dto/project.dto.js';
 import { ProjectEntity, ProjectMemberEntity } from './entities.js';
@@ -51,16 +50,23 @@ export class ProjectsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   /** Creates the project with its creator as OWNER, atomically. */
-  createWithOwner(fields: Pick<ProjectEntity, 'key' | 'name' | 'description'>, ownerId: string): Promise<ProjectEntity> {
+  createWithOwner(
+    fields: Pick<ProjectEntity, 'key' | 'name' | 'description'>,
+    ownerId: string,
+  ): Promise<ProjectEntity> {
     return this.db.transaction(async (tx) => {
-      const project = await tx.getRepository(ProjectEntity).save(tx.getRepository(ProjectEntity).create(fields));
-      await tx.getRepository(ProjectMemberEntity).insert({ projectId: project.id, userId: ownerId, role: 'OWNER' });
+      const project = await tx
+        .getRepository(ProjectEntity)
+        .save(tx.getRepository(ProjectEntity).create(fields));
+      await tx
+        .getRepository(ProjectMemberEntity)
+        .insert({ projectId: project.id, userId: ownerId, role: 'OWNER' });
       return project;
     });
   }
 
   findById(id: string): Promise<ProjectEntity | null> {
-    return this.db.getRepository(ProjectEntity).findOneBy({ id });
+    return this.db.getRepository(ProjectEntity).findOneBy({ id, deletingAt: IsNull() });
   }
 
   /** Projects the user can see (all of them for platform admins); with `key`, only the one of that key. */
@@ -70,7 +76,7 @@ export class ProjectsRepository {
     page: PageRequest<ProjectSortField>,
     key?: string,
   ): Promise<[ProjectEntity[], number]> {
-    const query = this.db.getRepository(ProjectEntity).createQueryBuilder('p');
+    const query = this.db.getRepository(ProjectEntity).createQueryBuilder('p').where('p.deleting_at IS NULL');
     if (key !== undefined) {
       query.andWhere('p.key = :key', { key });
     }
@@ -113,21 +119,24 @@ export class ProjectsRepository {
         WHERE p.id = ANY($1::bigint[])`,
       [projectIds],
     );
-    return new Map(
-      rows.map((r) => [String(r.project_id), runSummaryOf(r)]),
-    );
+    return new Map(rows.map((r) => [String(r.project_id), runSummaryOf(r)]));
   }
 
   async update(id: string, changes: Partial<Pick<ProjectEntity, 'name' | 'description'>>): Promise<void> {
     await this.db.getRepository(ProjectEntity).update({ id }, changes);
   }
 
-  /** With its runs, results and tests (ON DELETE CASCADE): may take longer than the statement timeout. */
-  async delete(id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await withoutStatementTimeout(tx);
-      await tx.getRepository(ProjectEntity).delete({ id });
-    });
+  /**
+   * Hides the project at once, whatever its size: every read and role check leaves out a project with deleting_at,
+   * and its key is free for a new project (uq_projects_key_live). The purge (src/retention/) then removes its runs, results and test
+   * cases in bounded batches, and the row last. False when it was gone or being deleted already.
+   */
+  async delete(id: string): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.db.query(
+      `UPDATE projects SET deleting_at = now() WHERE id = $1 AND deleting_at IS NULL`,
+      [id],
+    );
+    return affected > 0;
   }
 
   async members(projectId: string, page: PageRequest<MemberSortField>): Promise<[MemberRow[], number]> {
@@ -144,10 +153,10 @@ export class ProjectsRepository {
 
   /** One user's row of the member list, as the list shows it; null when they are no member. */
   async member(projectId: string, userId: string): Promise<MemberRow | null> {
-    const [row]: (MemberRow & { total: string })[] = await this.db.query(`${MEMBERS_SQL} WHERE best.user_id = $2`, [
-      projectId,
-      userId,
-    ]);
+    const [row]: (MemberRow & { total: string })[] = await this.db.query(
+      `${MEMBERS_SQL} WHERE best.user_id = $2`,
+      [projectId, userId],
+    );
     return row ? memberRow(row) : null;
   }
 
@@ -184,7 +193,10 @@ export class LockedMembers {
   ) {}
 
   async directRole(userId: string): Promise<ProjectRole | null> {
-    return (await this.tx.getRepository(ProjectMemberEntity).findOneBy({ projectId: this.projectId, userId }))?.role ?? null;
+    return (
+      (await this.tx.getRepository(ProjectMemberEntity).findOneBy({ projectId: this.projectId, userId }))
+        ?.role ?? null
+    );
   }
 
   countDirectOwners(): Promise<number> {

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, AuditRecord } from '../audit/audit.events.js';
+import { PURGE_REQUESTED } from '../common/purge.js';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { isUniqueViolation } from '../common/db-errors.js';
@@ -84,7 +85,10 @@ export class ProjectsService {
 
   async delete(user: AuthUser, projectId: string, ip: string): Promise<void> {
     const project = await this.found(projectId);
-    await this.projects.delete(projectId);
+    if (!(await this.projects.delete(projectId))) {
+      throw AppError.notFound(`Project ${projectId} not found`);
+    }
+    this.events.emit(PURGE_REQUESTED);
     // The name goes into the event: once the project is gone, the trail can no longer look it up.
     this.audit({ type: 'PROJECT_DELETED', actorId: user.id, ip, target: `project:${projectId}`, details: { key: project.key, name: project.name } });
   }

@@ -34,6 +34,7 @@ export const AUDIT_TYPES = [
   'WEBHOOK_UPDATED',
   'WEBHOOK_DELETED',
   'WEBHOOK_DEACTIVATED',
+  'RETENTION_CLEANUP',
 ] as const;
 
 export type AuditType = (typeof AUDIT_TYPES)[number];

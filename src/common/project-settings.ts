@@ -67,6 +67,9 @@ type Check = (value: unknown) => string | undefined;
 /** The largest `flaky.window`: a test keeps this many runs of state at most (src/stability/). */
 export const MAX_FLAKY_WINDOW = 500;
 
+/** The largest `retention.keepDays` and `retention.keepRuns` (API.md, "Retention"). */
+export const RETENTION_MAX = 100_000;
+
 const int =
   (min: number, max: number, nullable = false): Check =>
   (v) =>
@@ -115,7 +118,7 @@ const RULES: { [G in keyof ProjectSettings]: { [F in keyof ProjectSettings[G]]: 
     ignoreKnownIssues: bool,
   },
   triage: { similarity: num(0, 1) },
-  retention: { keepDays: int(1, 36_500, true), keepRuns: int(1, 1_000_000_000, true) },
+  retention: { keepDays: int(1, RETENTION_MAX, true), keepRuns: int(1, RETENTION_MAX, true) },
   streams: { attributes: attributeNames, default: streamOrNull },
 };
 

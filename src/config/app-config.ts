@@ -66,6 +66,9 @@ export class AppConfig {
   readonly import: { maxBytes: number; spoolDir: string; maxConcurrentPerUser: number };
   /** Failure signatures in the write path (off only in the benchmark). */
   readonly triage: { signatures: boolean };
+
+  /** Retention (API.md, "Retention"): the cleanup's interval, the purge's batch size, pause and poll, in ms. */
+  readonly retention: { intervalMs: number; batch: number; pauseMs: number; purgePollMs: number };
   /** Live updates: the ping interval; the sockets allowed per user, per address, unauthenticated per address. */
   readonly live: {
     pingIntervalMs: number;
@@ -137,6 +140,12 @@ export class AppConfig {
       maxPerAddress: env.SVC_WS_MAX_PER_ADDRESS,
       maxUnauthenticatedPerAddress: env.SVC_WS_MAX_UNAUTHENTICATED_PER_ADDRESS,
     };
+    this.retention = {
+      intervalMs: parseDurationSeconds(env.SVC_RETENTION_INTERVAL)! * 1000,
+      batch: env.SVC_RETENTION_BATCH,
+      pauseMs: env.SVC_RETENTION_PAUSE_MS,
+      purgePollMs: parseDurationSeconds(env.SVC_RETENTION_PURGE_POLL)! * 1000,
+    };
     this.import = {
       maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'),
       spoolDir: join(this.dataDir, 'import'),
@@ -174,7 +183,9 @@ export class AppConfig {
             rejectUnauthorized: env.SVC_SMTP_TLS_REJECT_UNAUTHORIZED,
           }
         : undefined,
-      from: parseMailbox(env.MAIL_FROM ?? `${env.SVC_PRODUCT_NAME} <noreply@${hostOf(this.http.baseUrl)}>`) ?? {
+      from: parseMailbox(
+        env.MAIL_FROM ?? `${env.SVC_PRODUCT_NAME} <noreply@${hostOf(this.http.baseUrl)}>`,
+      ) ?? {
         address: 'noreply@localhost',
       },
       outboxDir: join(this.dataDir, 'outbox'),
@@ -182,7 +193,9 @@ export class AppConfig {
       productName: env.SVC_PRODUCT_NAME,
     };
     if (env.SMTP_HOST && Boolean(env.SMTP_USER) !== Boolean(env.SMTP_PASS)) {
-      throw new ConfigError('SMTP_USER and SMTP_PASS must be set together, or both left empty for a relay without authentication');
+      throw new ConfigError(
+        'SMTP_USER and SMTP_PASS must be set together, or both left empty for a relay without authentication',
+      );
     }
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
     this.flakyDetection = env.SVC_FLAKY_DETECTION;
@@ -215,12 +228,19 @@ export class AppConfig {
       : { key: deriveEncryptionKey(jwtSecret), derived: true };
 
     if (env.SVC_BOOTSTRAP_ADMIN_EMAIL && env.SVC_BOOTSTRAP_ADMIN_PASSWORD) {
-      this.bootstrapAdmin = { email: env.SVC_BOOTSTRAP_ADMIN_EMAIL, password: env.SVC_BOOTSTRAP_ADMIN_PASSWORD };
+      this.bootstrapAdmin = {
+        email: env.SVC_BOOTSTRAP_ADMIN_EMAIL,
+        password: env.SVC_BOOTSTRAP_ADMIN_PASSWORD,
+      };
     } else if (env.SVC_BOOTSTRAP_ADMIN_EMAIL || env.SVC_BOOTSTRAP_ADMIN_PASSWORD) {
-      throw new ConfigError('SVC_BOOTSTRAP_ADMIN_EMAIL and SVC_BOOTSTRAP_ADMIN_PASSWORD must be set together');
+      throw new ConfigError(
+        'SVC_BOOTSTRAP_ADMIN_EMAIL and SVC_BOOTSTRAP_ADMIN_PASSWORD must be set together',
+      );
     } else if (options.devDefaults) {
       const passwordFile = join(this.dataDir, 'secrets', 'bootstrap-admin-password');
-      const password = this.keptSecret('bootstrap-admin-password', () => randomBytes(18).toString('base64url'));
+      const password = this.keptSecret('bootstrap-admin-password', () =>
+        randomBytes(18).toString('base64url'),
+      );
       this.bootstrapAdmin = { email: DEV_ADMIN_EMAIL, password, passwordFile };
     }
   }
@@ -292,7 +312,9 @@ function hostOf(url: string): string {
 /** `10mb`, `512kb`, `1048576`: a size as body-parser reads it, in bytes; a ConfigError naming `name` otherwise. */
 function byteSize(text: string, name: string): number {
   const match = /^(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?$/i.exec(text.trim());
-  const size = match ? Math.floor(Number(match[1]) * 1024 ** ['b', 'kb', 'mb', 'gb'].indexOf((match[2] ?? 'b').toLowerCase())) : NaN;
+  const size = match
+    ? Math.floor(Number(match[1]) * 1024 ** ['b', 'kb', 'mb', 'gb'].indexOf((match[2] ?? 'b').toLowerCase()))
+    : NaN;
   if (!Number.isSafeInteger(size) || size < 1) {
     throw new ConfigError(`${name} must be a size such as 10mb, 512kb or a number of bytes`);
   }
@@ -314,7 +336,13 @@ function describe(errors: ValidationError[]): string {
 
 /** Directory login's settings, refusing to start without a required one (spec, "Directory login"). */
 function ldapSettings(env: EnvironmentVariables): LdapSettings {
-  const required = ['SVC_LDAP_URL', 'SVC_LDAP_BASE_DN', 'SVC_LDAP_MANAGER_DN', 'SVC_LDAP_MANAGER_PASSWORD', 'SVC_LDAP_USER_SEARCH_FILTER'] as const;
+  const required = [
+    'SVC_LDAP_URL',
+    'SVC_LDAP_BASE_DN',
+    'SVC_LDAP_MANAGER_DN',
+    'SVC_LDAP_MANAGER_PASSWORD',
+    'SVC_LDAP_USER_SEARCH_FILTER',
+  ] as const;
   const missing = required.filter((name) => !env[name]);
   if (missing.length) {
     throw new ConfigError(`SVC_AUTH_LDAP_ENABLED=true needs ${missing.join(', ')}`);

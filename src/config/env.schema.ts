@@ -130,11 +130,29 @@ export class EnvironmentVariables {
 
   /**
    * The longest one SQL statement may run (PostgreSQL's statement_timeout on the pool's connections); then it is
-   * cancelled and the request answers 503. Imports, run and project deletion and migrations are exempt.
+   * cancelled and the request answers 503. Imports and migrations are exempt; deletes of runs and projects are
+   * bounded batches (SVC_RETENTION_BATCH) that stay well within it.
    */
   @IsOptional()
   @Validate(IsDuration)
   SVC_DB_STATEMENT_TIMEOUT: string = '30s';
+
+  // ---- retention (API.md, "Retention") ----
+  /** How often the retention cleanup runs (one replica at a time, project by project). */
+  @IsOptional() @Validate(IsDuration)
+  SVC_RETENTION_INTERVAL: string = '1h';
+
+  /** Results deleted per transaction by the cleanup and by the purge of deleted runs and projects. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000)
+  SVC_RETENTION_BATCH: number = 5000;
+
+  /** The pause between two such batches, in milliseconds, so concurrent ingest keeps its latency. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000)
+  SVC_RETENTION_PAUSE_MS: number = 50;
+
+  /** How often each replica looks for deleted runs and projects whose results are still to purge. */
+  @IsOptional() @Validate(IsDuration)
+  SVC_RETENTION_PURGE_POLL: string = '10s';
 
   // ---- live-update relay (the broker's STOMP plugin) ----
   @IsOptional() @Transform(emptyToUndefined) @IsString()

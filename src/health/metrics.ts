@@ -59,6 +59,12 @@ export class Metrics implements OnModuleDestroy {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+  readonly retentionDeleted = new Counter({
+    name: 'tms_retention_deleted_total',
+    help: 'Rows removed by retention and by deletes of runs and projects, by kind (runs, results, tests)',
+    labelNames: ['kind'],
+    registers: [this.registry],
+  });
   readonly resultsStored = new Counter({
     name: 'tms_results_stored_total',
     help: 'Test results stored, through V1, V2 and import',

@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@nestjs/common';
+import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
 import { ApiBearerAuth, ApiBody, ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { RequireProjectRole } from '../access/project-role.guard.js';
 import { ErrorBody } from '../common/error-body.js';
@@ -110,10 +110,30 @@ export class RunsV1Controller {
   @Delete('runs/:runId')
   @HttpCode(204)
   @RequireProjectRole('MAINTAINER', 'runId')
-  @ApiOperation({ summary: 'Delete the run and its results (MAINTAINER)' })
+  @ApiOperation({
+    summary: 'Delete the run and its results (MAINTAINER)',
+    description: 'Answers at once: the run is gone from every read, and its results are deleted in bounded batches in the background.',
+  })
   @ApiNoContentResponse()
   deleteRun(@Param('runId') runId: string): Promise<void> {
     return this.results.deleteRun(runId);
+  }
+
+  @Put('runs/:runId/pin')
+  @RequireProjectRole('MAINTAINER', 'runId')
+  @ApiOperation({ summary: 'Pin the run: the retention cleanup keeps it whatever its age (MAINTAINER)' })
+  @ApiOkResponse({ type: RunDto })
+  pin(@Param('runId') runId: string): Promise<RunDto> {
+    return this.results.pin(runId);
+  }
+
+  @Delete('runs/:runId/pin')
+  @HttpCode(204)
+  @RequireProjectRole('MAINTAINER', 'runId')
+  @ApiOperation({ summary: 'Unpin the run (MAINTAINER)' })
+  @ApiNoContentResponse()
+  unpin(@Param('runId') runId: string): Promise<void> {
+    return this.results.unpin(runId);
   }
 
   @Get('projects/:projectId/tests')

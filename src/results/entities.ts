@@ -71,6 +71,10 @@ export class RunEntity {
   @Column({ name: 'gate_status', type: 'varchar', length: 8, nullable: true })
   gateStatus: 'PASSED' | 'FAILED' | 'OFF' | null;
 
+  /** A pinned run is kept by the retention cleanup whatever its age (API.md, "Retention"). */
+  @Column({ type: 'boolean', default: false })
+  pinned: boolean;
+
   @CreateDateColumn({ name: 'created_at', type: 'timestamptz' })
   createdAt: Date;
 }

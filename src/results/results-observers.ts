@@ -31,6 +31,20 @@ export interface TestOutcome {
   otherStatuses: number;
 }
 
+/**
+ * Results deleted by one batch of the purge (src/retention/): a run removed by the retention cleanup or by
+ * `DELETE /api/runs/{id}`. The runs' rows are gone already (no read by run finds them, and reads of a test's results
+ * leave out the runs still in `run_purges`); these are the runs whose results the batch deleted, and every test case
+ * that had a result among them. Test cases left without any result are deleted after the purge, by the retention
+ * service, under the lock that keeps writers out (see ResultsWriter's cache guard).
+ */
+export interface DeletedResults {
+  projectId: string;
+  runIds: readonly string[];
+  /** Distinct, ascending. */
+  testIds: readonly string[];
+}
+
 /** The work an observer does for a batch once its results are stored, inside the batch's transaction. */
 export type BatchWork = (tx: EntityManager) => Promise<void>;
 
@@ -65,6 +79,13 @@ export interface ResultsObserver {
     run: RunRef,
     outcomes: readonly TestOutcome[],
   ): Promise<AfterCommit | undefined | void>;
+  /**
+   * A batch of results deleted (see DeletedResults), inside the batch's transaction: the observer recounts what it
+   * derived from them for these test cases only (a test's window from its remaining outcomes; a signature's
+   * occurrences, tests and runs, deleting a signature left without any), so its state commits with the deletion.
+   * Not called for the purge of a project being deleted: its derived rows go with the project.
+   */
+  resultsDeleted?(tx: EntityManager, deleted: DeletedResults): Promise<void>;
 }
 
 /**
@@ -115,6 +136,15 @@ export class ResultsObservers {
       }
     }
     return after;
+  }
+
+  async resultsDeleted(tx: EntityManager, deleted: DeletedResults): Promise<void> {
+    if (!deleted.testIds.length) {
+      return;
+    }
+    for (const observer of this.observers) {
+      await observer.resultsDeleted?.(tx, deleted);
+    }
   }
 
   /** Whether any observer wants the stored results (so a writer may skip listing them). */

@@ -35,6 +35,7 @@ import {
 import { defaultStream } from '../common/streams.js';
 import type { RunRef } from './results-observers.js';
 import { ResultsWriter } from './results.writer.js';
+import { PURGE_REQUESTED } from '../common/purge.js';
 
 import {
   CURSOR_SORTS,
@@ -215,9 +216,26 @@ export class ResultsService {
     return body;
   }
 
+  /** Answers at once: the run is gone from every read, and its results are purged in the background (src/retention/). */
   async deleteRun(runId: string): Promise<void> {
-    await this.found(runId);
-    await this.runs.deleteRun(runId);
+    if (!(await this.runs.deleteRun(runId))) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
+    this.events.emit(PURGE_REQUESTED);
+  }
+
+  /** Pins the run (kept by retention whatever its age); answers the run. */
+  async pin(runId: string): Promise<RunDto> {
+    if (!(await this.runs.setPinned(runId, true))) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
+    return this.getRun(runId);
+  }
+
+  async unpin(runId: string): Promise<void> {
+    if (!(await this.runs.setPinned(runId, false))) {
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
   }
 
   /**
@@ -420,6 +438,7 @@ export function toRunDto(r: RunEntity): RunDto {
     newFailures: r.countNewFailures ?? null,
     // Not evaluated yet (a finish being evaluated, or a run finished before the gate existed): PENDING.
     gate: { status: r.status === 'FINISHED' ? (r.gateStatus ?? 'PENDING') : 'PENDING' },
+    pinned: r.pinned ?? false,
   };
 }
 

@@ -26,6 +26,7 @@ import {
   type TestOutcome,
 } from './results-observers.js';
 import { type LearnedTestCase, TestCaseIdCache } from './test-case-id-cache.js';
+import { lockTestCasesShared } from './test-case-guard.js';
 
 export type { RunRef } from './results-observers.js';
 
@@ -292,6 +293,7 @@ export class ResultsWriter {
     }
     const formatStripped = stripFormatCharactersOf(items);
     const learned: LearnedTestCase[] = [];
+    await this.guardTestCases(tx, run.projectId);
     const testIds = await this.testCaseIds(tx, run.projectId, items, learned);
     const withUuids = items.some((r) => r.uuid);
     // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
@@ -487,6 +489,8 @@ export class ResultsWriter {
     // With repeatsAreTests: how many tests of one suite and name the run has so far, for those with more than one.
     const occurrences = new Map<number, number>();
     let firstId: string | undefined;
+    // Once per transaction: the shared lock lasts until the commit (see guardTestCases).
+    let guarded: Promise<void> | undefined;
     // The last COPY queued, and the one before it: at most one runs and one waits, and a batch's own results
     // are let go as soon as its text is built (a batch kept until the COPY before it ended outlived two young
     // collections and was promoted: ~90 MB of garbage in the old generation per 50 MB report).
@@ -522,6 +526,7 @@ export class ResultsWriter {
         let testIds: string[];
         let ids: string[];
         try {
+          await (guarded ??= this.guardTestCases(tx, run.projectId));
           // New test cases are COPYed under a savepoint, which must not span a COPY of results: they wait for those.
           testIds = await this.testCaseIds(tx, run.projectId, items, batchLearned, () => last);
           if (repeatsAreTests) {
@@ -697,6 +702,15 @@ export class ResultsWriter {
    * tests again) is one indexed lookup and no write. A test with an explicit testId takes the suite and name
    * it was last reported with.
    */
+  /**
+   * Keeps the retention service from deleting the project's test cases while this transaction may store results
+   * for them (see test-case-guard.ts), and makes the cache forget the project's ids when some were deleted since it
+   * learned them.
+   */
+  private async guardTestCases(tx: EntityManager, projectId: string): Promise<void> {
+    this.testCaseCache.pruned(projectId, await lockTestCasesShared(tx, projectId));
+  }
+
   private async testCaseIds(
     tx: EntityManager,
     projectId: string,

@@ -68,6 +68,13 @@ export interface ResultFilter {
   group?: string;
 }
 
+/**
+ * Leaves out the results of runs deleted but not yet purged (run_purges, see the Retention migration): a read of a
+ * test's results across runs must not show a run that is gone. The queue is small (the runs being deleted now), so
+ * this is one hashed subplan. For a query whose results are `results` (unaliased) or in a subquery over it.
+ */
+export const NOT_PURGING = 'run_id NOT IN (SELECT run_id FROM run_purges)';
+
 /** A LIKE pattern for `text` anywhere, its own wildcards taken literally. */
 export function containing(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -135,20 +142,37 @@ export class RunsRepository {
     });
   }
 
-
   /** Creates the run, inside `tx` when given (an import stores its run and results in one transaction). */
   createRun(
-    fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes' | 'stream'> & { uuid?: string | null },
+    fields: Pick<RunEntity, 'projectId' | 'name' | 'startedAt' | 'attributes' | 'stream'> & {
+      uuid?: string | null;
+    },
     tx: EntityManager = this.db.manager,
   ): Promise<RunEntity> {
     const repo = tx.getRepository(RunEntity);
     return repo.save(repo.create(fields));
   }
 
-  async finishIn(tx: EntityManager, id: string, finishedAt: Date, name: string, startedAt?: Date, stream?: string): Promise<RunEntity> {
+  async finishIn(
+    tx: EntityManager,
+    id: string,
+    finishedAt: Date,
+    name: string,
+    startedAt?: Date,
+    stream?: string,
+  ): Promise<RunEntity> {
     await tx
       .getRepository(RunEntity)
-      .update({ id }, { status: 'FINISHED', finishedAt, name, ...(startedAt ? { startedAt } : {}), ...(stream ? { stream } : {}) });
+      .update(
+        { id },
+        {
+          status: 'FINISHED',
+          finishedAt,
+          name,
+          ...(startedAt ? { startedAt } : {}),
+          ...(stream ? { stream } : {}),
+        },
+      );
     // The run's stream and start are final only now: its run before is known.
     await storeNewFailures(tx, id);
     return (await tx.getRepository(RunEntity).findOneBy({ id }))!;
@@ -156,7 +180,9 @@ export class RunsRepository {
 
   /** The attributes whose values a run's default stream takes: the project's settings streams.attributes. */
   async streamAttributes(projectId: string): Promise<string[]> {
-    const rows: { settings: unknown }[] = await this.db.query('SELECT settings FROM projects WHERE id = $1', [projectId]);
+    const rows: { settings: unknown }[] = await this.db.query('SELECT settings FROM projects WHERE id = $1', [
+      projectId,
+    ]);
     return effectiveSettings(rows[0]?.settings).streams.attributes;
   }
 
@@ -171,7 +197,9 @@ export class RunsRepository {
       'SELECT id, project_id, status FROM runs WHERE id = $1',
       [id],
     );
-    return rows[0] ? { id: String(rows[0].id), projectId: String(rows[0].project_id), status: rows[0].status } : null;
+    return rows[0]
+      ? { id: String(rows[0].id), projectId: String(rows[0].project_id), status: rows[0].status }
+      : null;
   }
 
   /**
@@ -180,7 +208,11 @@ export class RunsRepository {
    * planner, going by the statistics of a table that had just grown by a burst of results, scanned all of the
    * project's results.
    */
-  async resultsByUuid(tx: EntityManager, projectId: string, uuids: string[]): Promise<Map<string, { id: string; runId: string }>> {
+  async resultsByUuid(
+    tx: EntityManager,
+    projectId: string,
+    uuids: string[],
+  ): Promise<Map<string, { id: string; runId: string }>> {
     const rows: { id: string; run_id: string; uuid: string }[] = await tx.query(
       `SELECT r.id, r.run_id, r.uuid FROM unnest($2::uuid[]) AS k(uuid)
          CROSS JOIN LATERAL (SELECT id, run_id, uuid FROM results WHERE project_id = $1 AND uuid = k.uuid LIMIT 1) r`,
@@ -190,11 +222,17 @@ export class RunsRepository {
   }
 
   async projectOfRun(id: string): Promise<string | null> {
-    const rows: { project_id: string }[] = await this.db.query('SELECT project_id FROM runs WHERE id = $1', [id]);
+    const rows: { project_id: string }[] = await this.db.query('SELECT project_id FROM runs WHERE id = $1', [
+      id,
+    ]);
     return rows[0] ? String(rows[0].project_id) : null;
   }
 
-  listRuns(projectId: string, filter: RunFilter, page: PageRequest<RunSortField>): Promise<[RunEntity[], number]> {
+  listRuns(
+    projectId: string,
+    filter: RunFilter,
+    page: PageRequest<RunSortField>,
+  ): Promise<[RunEntity[], number]> {
     const order = Object.fromEntries(page.sort.map((s) => [s.field, s.direction]));
     return this.db.getRepository(RunEntity).findAndCount({
       where: {
@@ -224,14 +262,24 @@ export class RunsRepository {
     });
   }
 
-  /** With its results (ON DELETE CASCADE): a run of a million results may take longer than the statement timeout. */
-  async deleteRun(id: string): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await withoutStatementTimeout(tx);
-      await tx.getRepository(RunEntity).delete({ id });
-    });
+  /**
+   * Removes the run's row at once, whatever its size: its delete trigger queues the run in run_purges, whose results
+   * the purge then deletes in bounded batches (src/retention/). A writer's batch to the run holds its row until it
+   * commits (the count update), so this waits for it; a batch after this finds no run (404).
+   */
+  async deleteRun(id: string): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.db.query('DELETE FROM runs WHERE id = $1', [id]);
+    return affected > 0;
   }
 
+  /** Pins or unpins the run; false when it is gone. */
+  async setPinned(id: string, pinned: boolean): Promise<boolean> {
+    const [, affected]: [unknown, number] = await this.db.query('UPDATE runs SET pinned = $2 WHERE id = $1', [
+      id,
+      pinned,
+    ]);
+    return affected > 0;
+  }
 
   /** The run's results: by its index on (run_id, status, id); the other filters narrow the run's own results. */
   listResults(
@@ -243,10 +291,25 @@ export class RunsRepository {
     const byIdOnly = page.sort.every((s) => s.field === 'id');
     // The run's counts are of outcomes: the total of a page of every attempt is counted.
     const outcomes = !filter.allAttempts;
-    if (counts && byIdOnly && outcomes && filter.suite === undefined && !filter.q && filter.group === undefined) {
-      return this.resultsInIdOrder(runId, filter.status?.length ? filter.status : [...RESULT_STATUSES], page, counts);
+    if (
+      counts &&
+      byIdOnly &&
+      outcomes &&
+      filter.suite === undefined &&
+      !filter.q &&
+      filter.group === undefined
+    ) {
+      return this.resultsInIdOrder(
+        runId,
+        filter.status?.length ? filter.status : [...RESULT_STATUSES],
+        page,
+        counts,
+      );
     }
-    const query = this.db.getRepository(ResultEntity).createQueryBuilder('r').where('r.run_id = :runId', { runId });
+    const query = this.db
+      .getRepository(ResultEntity)
+      .createQueryBuilder('r')
+      .where('r.run_id = :runId', { runId });
     if (outcomes) {
       query.andWhere('r.outcome');
     }
@@ -293,7 +356,8 @@ export class RunsRepository {
     const direction = page.sort[0]?.direction ?? 'ASC';
     const branches = statuses.map(
       // Outcomes only: the few earlier attempts among a status's results are read and passed over.
-      (_, i) => `(SELECT * FROM results WHERE run_id = $1 AND status = $${i + 5} AND outcome ORDER BY id ${direction} LIMIT $4)`,
+      (_, i) =>
+        `(SELECT * FROM results WHERE run_id = $1 AND status = $${i + 5} AND outcome ORDER BY id ${direction} LIMIT $4)`,
     );
     const rows: Record<string, unknown>[] = await this.db.query(
       `SELECT * FROM (${branches.join(' UNION ALL ')}) r ORDER BY id ${direction} LIMIT $2 OFFSET $3`,
@@ -451,14 +515,19 @@ export class RunsRepository {
     testId: string,
     page: PageRequest<'id'>,
   ): Promise<[(ResultEntity & { runName: string; attemptRows: ResultEntity[] })[], number]> {
-    const [rows, total] = await this.db.getRepository(ResultEntity).findAndCount({
-      where: { testId, outcome: true },
-      order: { runId: page.sort[0]?.direction ?? 'DESC' },
-      skip: page.offset,
-      take: page.size,
-    });
+    const [rows, total] = await this.db
+      .getRepository(ResultEntity)
+      .createQueryBuilder('results')
+      .where('results.test_id = :testId AND results.outcome', { testId })
+      .andWhere(NOT_PURGING)
+      .orderBy('results.run_id', page.sort[0]?.direction ?? 'DESC')
+      .skip(page.offset)
+      .take(page.size)
+      .getManyAndCount();
     const names: { id: string; name: string }[] = rows.length
-      ? await this.db.query('SELECT id, name FROM runs WHERE id = ANY($1::bigint[])', [[...new Set(rows.map((r) => r.runId))]])
+      ? await this.db.query('SELECT id, name FROM runs WHERE id = ANY($1::bigint[])', [
+          [...new Set(rows.map((r) => r.runId))],
+        ])
       : [];
     const byId = new Map(names.map((n) => [String(n.id), n.name]));
     const retried = rows.filter((r) => r.attempts > 1).map((r) => r.runId);
@@ -476,7 +545,12 @@ export class RunsRepository {
       byRun.set(row.runId, [...(byRun.get(row.runId) ?? []), row]);
     }
     return [
-      rows.map((r) => Object.assign(r, { runName: byId.get(String(r.runId)) ?? '', attemptRows: byRun.get(String(r.runId)) ?? [r] })),
+      rows.map((r) =>
+        Object.assign(r, {
+          runName: byId.get(String(r.runId)) ?? '',
+          attemptRows: byRun.get(String(r.runId)) ?? [r],
+        }),
+      ),
       total,
     ];
   }

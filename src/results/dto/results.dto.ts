@@ -267,6 +267,8 @@ export class RunDto {
   })
   newFailures: number | null;
   @ApiProperty({ type: RunGateSummaryDto }) gate: RunGateSummaryDto;
+  @ApiProperty({ description: 'Kept by the retention cleanup whatever its age (PUT/DELETE /api/runs/{id}/pin)' })
+  pinned: boolean;
 }
 
 /** What a result and a history item share. */

@@ -1,0 +1,212 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { DataSource, EntityManager } from 'typeorm';
+import { effectiveSettings } from '../common/project-settings.js';
+import { TEST_CASES_LOCK_CLASS, projectLockKey } from '../results/test-case-guard.js';
+
+/** What a retention policy keeps: either bound, both or neither (null). */
+export interface Keep {
+  keepDays: number | null;
+  keepRuns: number | null;
+}
+
+/** A run the policy removes: its id and how many results it holds. */
+export interface DoomedRun {
+  id: string;
+  results: number;
+}
+
+/** A run queued for its results' purge (run_purges). */
+export interface QueuedPurge {
+  runId: string;
+  projectId: string;
+  /** Whether the project is there and not being deleted (only then are the observers told). */
+  projectLive: boolean;
+}
+
+/**
+ * The finished, unpinned runs of project $1 that the policy ($2 keepRuns, $3 keepDays) removes: those beyond the
+ * newest keepRuns of them, and those started more than keepDays ago. By ix_runs_project_started.
+ */
+const DOOMED_SQL = `
+  SELECT id, count_attempts FROM (
+    SELECT id, started_at, count_attempts, row_number() OVER (ORDER BY started_at DESC, id DESC) AS rank
+      FROM runs WHERE project_id = $1 AND status = 'FINISHED' AND NOT pinned
+  ) r
+   WHERE ($2::int IS NOT NULL AND r.rank > $2::int)
+      OR ($3::int IS NOT NULL AND r.started_at < now() - make_interval(days => $3::int))`;
+
+@Injectable()
+export class RetentionRepository {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    return this.db.transaction(work);
+  }
+
+  /** The projects with a retention policy (either bound set), not being deleted. */
+  async projectsWithPolicy(): Promise<{ id: string; keep: Keep }[]> {
+    const rows: { id: string; settings: unknown }[] = await this.db.query(
+      `SELECT id, settings FROM projects
+        WHERE deleting_at IS NULL
+          AND (settings #> '{retention,keepDays}' NOT IN ('null'::jsonb) OR settings #> '{retention,keepRuns}' NOT IN ('null'::jsonb))
+        ORDER BY id`,
+    );
+    return rows.map((r) => ({ id: String(r.id), keep: effectiveSettings(r.settings).retention }));
+  }
+
+  async policyOf(projectId: string): Promise<Keep> {
+    const rows: { settings: unknown }[] = await this.db.query(
+      'SELECT settings FROM projects WHERE id = $1 AND deleting_at IS NULL',
+      [projectId],
+    );
+    return effectiveSettings(rows[0]?.settings).retention;
+  }
+
+  async doomedRuns(projectId: string, keep: Keep): Promise<DoomedRun[]> {
+    if (keep.keepDays === null && keep.keepRuns === null) {
+      return [];
+    }
+    const rows: { id: string; count_attempts: number }[] = await this.db.query(`${DOOMED_SQL} ORDER BY id`, [
+      projectId,
+      keep.keepRuns,
+      keep.keepDays,
+    ]);
+    return rows.map((r) => ({ id: String(r.id), results: Number(r.count_attempts) }));
+  }
+
+  async preview(projectId: string, keep: Keep): Promise<{ runs: number; results: number }> {
+    if (keep.keepDays === null && keep.keepRuns === null) {
+      return { runs: 0, results: 0 };
+    }
+    const [row]: { runs: string; results: string | null }[] = await this.db.query(
+      `SELECT count(*) AS runs, sum(count_attempts) AS results FROM (${DOOMED_SQL}) d`,
+      [projectId, keep.keepRuns, keep.keepDays],
+    );
+    return { runs: Number(row.runs), results: Number(row.results ?? 0) };
+  }
+
+  /**
+   * Deletes these runs' rows if they are still finished and unpinned (a run pinned since the policy chose it
+   * stays); their delete trigger queues their results for the purge. One short statement however many results.
+   */
+  async deleteRuns(ids: string[]): Promise<DoomedRun[]> {
+    const [rows]: [{ id: string; count_attempts: number }[], number] = await this.db.query(
+      `DELETE FROM runs WHERE id = ANY($1::bigint[]) AND status = 'FINISHED' AND NOT pinned RETURNING id, count_attempts`,
+      [ids],
+    );
+    return rows.map((r) => ({ id: String(r.id), results: Number(r.count_attempts) }));
+  }
+
+  /** Deletes up to `limit` of the project's runs, whatever they are (the project is being deleted). */
+  async deleteRunsOfProject(projectId: string, limit: number): Promise<number> {
+    const [, affected]: [unknown, number] = await this.db.query(
+      `DELETE FROM runs WHERE id IN (SELECT id FROM runs WHERE project_id = $1 LIMIT $2)`,
+      [projectId, limit],
+    );
+    return affected;
+  }
+
+  /** The queued purges, of one project or of all, oldest run first. */
+  async queuedPurges(projectId?: string): Promise<QueuedPurge[]> {
+    const rows: { run_id: string; project_id: string; live: boolean }[] = await this.db.query(
+      `SELECT q.run_id, q.project_id, (p.id IS NOT NULL AND p.deleting_at IS NULL) AS live
+         FROM run_purges q LEFT JOIN projects p ON p.id = q.project_id
+        WHERE $1::bigint IS NULL OR q.project_id = $1::bigint
+        ORDER BY q.run_id`,
+      [projectId ?? null],
+    );
+    return rows.map((r) => ({
+      runId: String(r.run_id),
+      projectId: String(r.project_id),
+      projectLive: r.live,
+    }));
+  }
+
+  async anythingToPurge(): Promise<boolean> {
+    const [row]: { any: boolean }[] = await this.db.query(
+      `SELECT EXISTS (SELECT 1 FROM run_purges) OR EXISTS (SELECT 1 FROM projects WHERE deleting_at IS NOT NULL) AS any`,
+    );
+    return row.any;
+  }
+
+  /**
+   * Deletes up to `limit` results of the run, by its index on (run_id, status, id), and answers how many and of which
+   * test cases (distinct, ascending). The rows are chosen by a bounded index scan and deleted by their tuple ids.
+   */
+  async deleteResultsBatch(
+    tx: EntityManager,
+    runId: string,
+    limit: number,
+  ): Promise<{ deleted: number; testIds: string[] }> {
+    const rows: { test_id: string; n: string }[] = await tx.query(
+      `WITH d AS (
+         DELETE FROM results WHERE ctid = ANY(ARRAY(SELECT ctid FROM results WHERE run_id = $1 LIMIT $2))
+         RETURNING test_id)
+       SELECT test_id, count(*) AS n FROM d GROUP BY test_id ORDER BY test_id`,
+      [runId, limit],
+    );
+    return {
+      deleted: rows.reduce((sum, r) => sum + Number(r.n), 0),
+      testIds: rows.map((r) => String(r.test_id)),
+    };
+  }
+
+  async dequeuePurge(tx: EntityManager, runId: string): Promise<void> {
+    await tx.query('DELETE FROM run_purges WHERE run_id = $1', [runId]);
+  }
+
+  /**
+   * Deletes up to `limit` of the project's test cases that have no result left, if no writer of the project is in a
+   * transaction (see test-case-guard.ts): null when one is, and the deletion waits for the next pass. A deletion is
+   * counted in projects.tests_pruned so the writers' caches forget the project's ids.
+   */
+  async pruneTestCases(projectId: string, limit: number): Promise<number | null> {
+    return this.db.transaction(async (tx) => {
+      const [{ locked }]: { locked: boolean }[] = await tx.query(
+        'SELECT pg_try_advisory_xact_lock($1, $2) AS locked',
+        [TEST_CASES_LOCK_CLASS, projectLockKey(projectId)],
+      );
+      if (!locked) {
+        return null;
+      }
+      // Each kind of result by its own index (see OutcomeIndexes1795723200000); results of runs being purged count
+      // as results still: their test case goes once they are gone.
+      const [, affected]: [unknown, number] = await tx.query(
+        `DELETE FROM test_cases WHERE id IN (
+           SELECT t.id FROM test_cases t
+            WHERE t.project_id = $1
+              AND NOT EXISTS (SELECT 1 FROM results r WHERE r.test_id = t.id AND r.outcome)
+              AND NOT EXISTS (SELECT 1 FROM results r WHERE r.test_id = t.id AND NOT r.outcome)
+            LIMIT $2)`,
+        [projectId, limit],
+      );
+      if (affected > 0) {
+        await tx.query('UPDATE projects SET tests_pruned = tests_pruned + 1 WHERE id = $1', [projectId]);
+      }
+      return affected;
+    });
+  }
+
+  /** The projects being deleted, oldest first. */
+  async deletingProjects(): Promise<string[]> {
+    const rows: { id: string }[] = await this.db.query(
+      'SELECT id FROM projects WHERE deleting_at IS NOT NULL ORDER BY deleting_at, id',
+    );
+    return rows.map((r) => String(r.id));
+  }
+
+  /** Deletes up to `limit` test cases of a project being deleted (their results are gone: its runs were purged). */
+  async deleteTestCasesOfProject(projectId: string, limit: number): Promise<number> {
+    const [, affected]: [unknown, number] = await this.db.query(
+      `DELETE FROM test_cases WHERE id IN (SELECT id FROM test_cases WHERE project_id = $1 LIMIT $2)`,
+      [projectId, limit],
+    );
+    return affected;
+  }
+
+  /** The row of a project being deleted, last: what is left (members, settings, a few rows) goes by cascade. */
+  async deleteProjectRow(projectId: string): Promise<void> {
+    await this.db.query('DELETE FROM projects WHERE id = $1 AND deleting_at IS NOT NULL', [projectId]);
+  }
+}
