@@ -132,11 +132,18 @@ export class ProjectsRepository {
    * cases in bounded batches, and the row last. False when it was gone or being deleted already.
    */
   async delete(id: string): Promise<boolean> {
-    const [, affected]: [unknown, number] = await this.db.query(
-      `UPDATE projects SET deleting_at = now() WHERE id = $1 AND deleting_at IS NULL`,
-      [id],
-    );
-    return affected > 0;
+    return this.db.transaction(async (tx) => {
+      const [, affected]: [unknown, number] = await tx.query(
+        `UPDATE projects SET deleting_at = now() WHERE id = $1 AND deleting_at IS NULL`,
+        [id],
+      );
+      if (affected > 0) {
+        // Its few memberships and group bindings go at once, with the project's visibility.
+        await tx.query('DELETE FROM project_members WHERE project_id = $1', [id]);
+        await tx.query('DELETE FROM group_bindings WHERE project_id = $1', [id]);
+      }
+      return affected > 0;
+    });
   }
 
   async members(projectId: string, page: PageRequest<MemberSortField>): Promise<[MemberRow[], number]> {

@@ -84,14 +84,14 @@ export class AuditRepository {
   /**
    * What people call the things a page of events names, in one query for the whole page (never one a row): a
    * project's and a group's name, a user's email, keyed `project:1`, `group:2`, `user:3` as targets are written.
-   * Ids that are gone (a deleted project) are simply absent.
+   * Ids that are gone (a deleted project, also while it is being purged) are simply absent.
    */
   async labels(ids: LabelIds): Promise<Map<string, string>> {
     if (!ids.projects.length && !ids.groups.length && !ids.users.length) {
       return new Map();
     }
     const rows: { key: string; label: string }[] = await this.events.query(
-      `SELECT 'project:' || id AS key, name AS label FROM projects WHERE id = ANY($1::bigint[])
+      `SELECT 'project:' || id AS key, name AS label FROM projects WHERE id = ANY($1::bigint[]) AND deleting_at IS NULL
        UNION ALL SELECT 'group:' || id, name FROM groups WHERE id = ANY($2::bigint[])
        UNION ALL SELECT 'user:' || id, email FROM users WHERE id = ANY($3::bigint[])`,
       [ids.projects, ids.groups, ids.users],

@@ -12,6 +12,7 @@ import { ImportReport } from './pages/projects/ImportReport';
 import { ComparePage } from './pages/projects/ComparePage';
 import { Members } from './pages/projects/Members';
 import { NotificationsPage } from './pages/projects/notifications/NotificationsPage';
+import { RetentionPage } from './pages/projects/retention/RetentionPage';
 import { ResultPage } from './pages/projects/ResultPage';
 import { RunPage } from './pages/projects/RunPage';
 import { TestHistory } from './pages/projects/TestHistory';
@@ -51,6 +52,7 @@ export function App() {
           <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
           <Route path="/projects/:projectId/members" element={<Members />} />
           <Route path="/projects/:projectId/settings" element={<NotificationsPage />} />
+          <Route path="/projects/:projectId/retention" element={<RetentionPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
           <Route path="/runs/:runId/results/:resultId" element={<ResultPage />} />
           <Route path="/runs/:runId/compare" element={<ComparePage />} />

@@ -31,6 +31,7 @@ const run = (id: number, gate: Run['gate']['status'], overrides: Partial<Run> = 
   counts: { total: 10, passed: 7, failed: 2, broken: 1, skipped: 0, passedOnRetry: 0, attempts: 10 },
   stream: 'nightly',
   newFailures: 1,
+  pinned: false,
   gate: { status: gate },
   ...overrides,
 });

@@ -24,6 +24,7 @@ const run = (id: number, total = 0): Run => ({
   counts: counts(total),
   newFailures: null,
   gate: { status: 'PENDING' },
+  pinned: false,
 });
 const pageOf = (runs: Run[], page = 0, size = 3, totalElements = runs.length): Page<Run> => ({
   content: runs,

@@ -20,6 +20,7 @@ const run = (id: number, name = `run ${id}`): Run => ({
   stream: 'run',
   newFailures: null,
   gate: { status: 'OFF' },
+  pinned: false,
 });
 
 /** A stand-in for the browser's WebSocket: the test plays the service's side of /ws. */

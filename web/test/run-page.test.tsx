@@ -84,6 +84,7 @@ const run: Run = {
   counts: { total: 2, passed: 1, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 2 },
   newFailures: null,
   gate: { status: 'OFF' },
+  pinned: false,
 };
 
 const TRACE =

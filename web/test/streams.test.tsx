@@ -35,6 +35,7 @@ const run = (id: number, name: string, stream: string, attributes: Record<string
   counts: counts(),
   newFailures: null,
   gate: { status: 'OFF' },
+  pinned: false,
   stream,
 });
 

@@ -469,7 +469,10 @@ describe(ResultsWriter.name, () => {
     release();
     await writing;
     await deleting;
-    expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
+    // The batch's results are queued for the purge with the run (see the Retention migration), counted.
+    expect(await db.query('SELECT run_id, results::int FROM run_purges WHERE run_id = $1', [run.id])).toEqual([
+      { run_id: run.id, results: 1 },
+    ]);
   });
 });
 
@@ -514,9 +517,19 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
       [projectId],
     );
 
-  it('deleting a run deletes its results, and only those', async () => {
+  it('deleting a run queues its results, and only those, for the purge (src/retention/)', async () => {
     const { projectId, runs } = await seed();
     await db.query('DELETE FROM runs WHERE id = $1', [runs[0].id]);
+    expect(await db.query('SELECT run_id, project_id, results::int FROM run_purges')).toEqual([
+      { run_id: runs[0].id, project_id: projectId, results: 2 },
+    ]);
+    const queued = await db.query(
+      'SELECT run_id FROM results WHERE project_id = $1 AND run_id IN (SELECT run_id FROM run_purges)',
+      [projectId],
+    );
+    expect(queued.map((r: { run_id: string }) => String(r.run_id))).toEqual([runs[0].id, runs[0].id]);
+    await db.query('DELETE FROM results WHERE run_id = $1', [runs[0].id]);
+    await db.query('DELETE FROM run_purges');
     const left = await resultsOf(projectId);
     expect(left).toHaveLength(2);
     expect(left.every((r) => String(r.run_id) === runs[1].id)).toBe(true);

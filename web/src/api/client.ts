@@ -229,6 +229,8 @@ export interface Run {
    * null while it runs or when it had no run before.
    */
   newFailures: number | null;
+  /** Kept by the retention cleanup whatever its age. */
+  pinned: boolean;
   /** The quality gate's verdict (GET /api/runs/{id}/gate for its conditions). */
   gate: { status: GateStatus };
 }
@@ -291,6 +293,12 @@ export interface ProjectSettings {
 
 /** A change of settings: any groups, each any of its fields. */
 export type SettingsPatch = { [G in keyof ProjectSettings]?: Partial<ProjectSettings[G]> };
+
+/** What a retention policy would remove now (GET /api/projects/{id}/retention/preview). */
+export interface RetentionPreview {
+  runs: number;
+  results: number;
+}
 
 export type ResultStatus = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
 
@@ -509,6 +517,15 @@ export function apiOf(session: Session) {
       call<Page<Run>>('listRuns', { params: { projectId }, query: { size: 20, ...query } }),
     getRun: (runId: number) => call<Run>('getRun', { params: { runId } }),
     getRunGate: (runId: number) => call<RunGate>('getRunGate', { params: { runId } }),
+    pinRun: (runId: number) => call<Run>('pinRun', { params: { runId } }),
+    unpinRun: (runId: number) => call<void>('unpinRun', { params: { runId } }),
+    retentionPreview: (projectId: number, keep: ProjectSettings['retention']) =>
+      call<RetentionPreview>('retentionPreview', {
+        params: { projectId },
+        query: { keepDays: keep.keepDays ?? undefined, keepRuns: keep.keepRuns ?? undefined },
+      }),
+    runRetention: (projectId: number) =>
+      call<{ runsDeleted: number; resultsDeleted: number }>('runRetention', { params: { projectId } }),
     testHistory: (projectId: number, testId: number, page = 0) =>
       call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { page, size: 100 } }),
     getTest: (projectId: number, testId: number) =>

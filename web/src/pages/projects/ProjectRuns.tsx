@@ -100,6 +100,7 @@ export function ProjectRuns() {
         {role && role !== 'VIEWER' ? <Link to={`/projects/${projectId}/import`}>Import a report</Link> : null}
         <Link to={`/projects/${projectId}/members`}>Members</Link>
         <Link to={`/projects/${projectId}/settings`}>Settings</Link>
+        <Link to={`/projects/${projectId}/retention`}>Retention</Link>
       </nav>
       {/* The stream picks the trend and the runs both: above both, with the runs' own filters beside it. */}
       <RunFilters q={filters.q} status={filters.status} set={set}>
@@ -230,6 +231,16 @@ export function StreamPicker({
   );
 }
 
+/** A pinned run's mark: kept by the retention cleanup whatever its age. */
+export function PinMarker() {
+  return (
+    <span className="pin-marker" title="Pinned: kept whatever the retention policy says">
+      <span aria-hidden="true">📌</span>
+      <span className="visually-hidden">pinned</span>
+    </span>
+  );
+}
+
 /**
  * The runs, one line each so that many fit a screen: name, stream, when (relative, exact on hover), the CI build,
  * its quality gate, the failures (and how many are new against the run before), the pass rate, the counts and the duration. On a phone each run is a card (styles.css).
@@ -262,6 +273,7 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
                       {run.name}
                     </Link>
                     <RunGateBadge run={run} />
+                    {run.pinned ? <PinMarker /> : null}
                     {showStream && run.stream ? (
                       <Link
                         to={`?stream=${encodeURIComponent(run.stream)}`}

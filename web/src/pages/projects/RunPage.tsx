@@ -1,9 +1,11 @@
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useCallback, useState } from 'react';
+import { type Run, roleAtLeast } from '../../api/client';
 import { Link, useParams } from 'react-router';
 import { useApi } from '../../session-context';
 import { ErrorMessage, Loaded, Page } from '../../ui/components';
 import { useUrlState } from '../../ui/url-state';
+import { PinMarker } from './ProjectRuns';
 import { RUN_KEYS } from './run/filters';
 import { ResultFilters } from './run/ResultFilters';
 import { ResultsTable } from './run/ResultsTable';
@@ -41,6 +43,7 @@ export function RunPage() {
       <nav className="links" aria-label="Run">
         <Link to={run.data ? `/projects/${run.data.projectId}` : '/projects'}>← All runs of the project</Link>
         <Link to={`/runs/${runId}/compare`}>Compare with the run before</Link>
+        {run.data ? <PinControl run={run.data} /> : null}
       </nav>
       <Loaded query={run} what="Loading the run">
         {(data) => <RunSummary run={data} filters={filters} set={set} groups={rowsShown} />}
@@ -58,5 +61,59 @@ export function RunPage() {
       ) : null}
       <ResultsTable runId={runId} filters={filters} set={set} onRows={onRows} />
     </Page>
+  );
+}
+
+/**
+ * Pin and unpin (MAINTAINERs): a pinned run is kept by the retention cleanup whatever its age. Others see whether it
+ * is pinned.
+ */
+function PinControl({ run }: { run: Run }) {
+  const api = useApi();
+  const queries = useQueryClient();
+  const project = useQuery({
+    queryKey: ['project', run.projectId],
+    queryFn: () => api.getProject(run.projectId),
+  });
+  const toggle = useMutation({
+    mutationFn: async (pin: boolean) => {
+      if (pin) {
+        return api.pinRun(run.id);
+      }
+      await api.unpinRun(run.id);
+      return { ...run, pinned: false };
+    },
+    onSuccess: (updated) => {
+      queries.setQueryData(['run', run.id], updated);
+      void queries.invalidateQueries({ queryKey: ['runs', run.projectId] });
+    },
+  });
+  const canPin = project.data !== undefined && roleAtLeast(project.data.role, 'MAINTAINER');
+  if (!canPin) {
+    return run.pinned ? (
+      <span className="pin-state">
+        <PinMarker /> Pinned
+      </span>
+    ) : null;
+  }
+  return (
+    <span className="pin-state">
+      {run.pinned ? <PinMarker /> : null}
+      <button
+        type="button"
+        className="secondary"
+        aria-pressed={run.pinned}
+        disabled={toggle.isPending}
+        title={
+          run.pinned
+            ? 'Let the retention policy remove this run when it is due'
+            : 'Keep this run whatever the retention policy says'
+        }
+        onClick={() => toggle.mutate(!run.pinned)}
+      >
+        {run.pinned ? 'Unpin' : 'Pin'}
+      </button>
+      {toggle.error ? <ErrorMessage error={toggle.error} /> : null}
+    </span>
   );
 }
