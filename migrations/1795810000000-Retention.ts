@@ -12,6 +12,9 @@ import { MigrationInterface, QueryRunner } from 'typeorm';
  * - projects.deleting_at: a project being deleted, hidden from every read (access answers 404) while the purge
  *   removes its runs, results and test cases; its row goes last. Its key is free at once: keys are unique among
  *   the projects not being deleted (uq_projects_key_live replaces uq_projects_key).
+ * - projects.tests_to_prune: set when a run's purge ends, cleared once the test cases it left without results are
+ *   deleted (which waits while a writer of the project is busy); while set, or while runs of the project are queued,
+ *   the tests list leaves out test cases without a result left to show.
  * - projects.tests_pruned: counts the deletions of a project's test cases left without results, so that a writer's
  *   cache of test case ids (TestCaseIdCache) forgets the project's ids when it changes.
  * - autovacuum of results: vacuumed after 2% of its rows are dead (the default 20% of a table of 100 million rows
@@ -24,7 +27,8 @@ export class Retention1795810000000 implements MigrationInterface {
   async up(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE runs ADD COLUMN pinned boolean NOT NULL DEFAULT false`);
     await q.query(
-      `ALTER TABLE projects ADD COLUMN deleting_at timestamptz, ADD COLUMN tests_pruned bigint NOT NULL DEFAULT 0`,
+      `ALTER TABLE projects ADD COLUMN deleting_at timestamptz, ADD COLUMN tests_pruned bigint NOT NULL DEFAULT 0,
+         ADD COLUMN tests_to_prune boolean NOT NULL DEFAULT false`,
     );
     await q.query(`
       CREATE TABLE run_purges (
@@ -69,7 +73,9 @@ export class Retention1795810000000 implements MigrationInterface {
     await q.query(`ALTER TABLE projects ADD CONSTRAINT uq_projects_key UNIQUE (key)`);
     await q.query(`DROP INDEX uq_projects_key_live`);
     await q.query(`DROP INDEX ix_projects_deleting`);
-    await q.query(`ALTER TABLE projects DROP COLUMN deleting_at, DROP COLUMN tests_pruned`);
+    await q.query(
+      `ALTER TABLE projects DROP COLUMN deleting_at, DROP COLUMN tests_pruned, DROP COLUMN tests_to_prune`,
+    );
     await q.query(`ALTER TABLE runs DROP COLUMN pinned`);
   }
 }

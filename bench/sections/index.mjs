@@ -9,6 +9,7 @@ import * as importLongText from './import-long-text.mjs';
 import * as ingest from './ingest.mjs';
 import * as jwtMeVsBare from './jwt-me-vs-bare.mjs';
 import * as live from './live.mjs';
+import * as retention from './retention.mjs';
 import * as loginLatency from './login-latency.mjs';
 import * as testHealth from './test-health.mjs';
 import * as testsPaging from './tests-paging.mjs';
@@ -27,4 +28,5 @@ export const sections = [
   testsPaging,
   testHealth,
   triage,
+  retention,
 ];

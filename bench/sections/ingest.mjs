@@ -310,7 +310,7 @@ export function chunk(items, size) {
 }
 
 /** COPY text-format field: backslash, tab, newline and carriage return escaped; null as \N. */
-function copyField(value) {
+export function copyField(value) {
   if (value === null || value === undefined) {
     return '\\N';
   }

@@ -161,18 +161,16 @@ export class RunsRepository {
     startedAt?: Date,
     stream?: string,
   ): Promise<RunEntity> {
-    await tx
-      .getRepository(RunEntity)
-      .update(
-        { id },
-        {
-          status: 'FINISHED',
-          finishedAt,
-          name,
-          ...(startedAt ? { startedAt } : {}),
-          ...(stream ? { stream } : {}),
-        },
-      );
+    await tx.getRepository(RunEntity).update(
+      { id },
+      {
+        status: 'FINISHED',
+        finishedAt,
+        name,
+        ...(startedAt ? { startedAt } : {}),
+        ...(stream ? { stream } : {}),
+      },
+    );
     // The run's stream and start are final only now: its run before is known.
     await storeNewFailures(tx, id);
     return (await tx.getRepository(RunEntity).findOneBy({ id }))!;
@@ -427,6 +425,13 @@ export class RunsRepository {
       params.push(containing(by.q));
       filters.push(`(t.suite ILIKE $${params.length} OR t.name ILIKE $${params.length})`);
     }
+    if (await this.pruning(projectId)) {
+      // Runs of the project deleted and not yet purged, or test cases they left not yet deleted: a test case shows
+      // only while it has an outcome to show (an index probe a test case, paid only meanwhile).
+      filters.push(
+        `EXISTS (SELECT 1 FROM results r WHERE r.test_id = ${health ? 'h.test_id' : 't.id'} AND r.outcome AND r.${NOT_PURGING})`,
+      );
+    }
     const statesParam = by.states ? params.push(by.states) : 0;
     // Test cases joined only where the page needs them (a name filter or order, a cursor's key).
     const withCases =
@@ -500,6 +505,16 @@ export class RunsRepository {
       countParams,
     );
     return [tests, Number(n)];
+  }
+
+  /** Whether runs of the project are being purged or the test cases they left are still to be deleted. */
+  private async pruning(projectId: string): Promise<boolean> {
+    const [row]: { pruning: boolean }[] = await this.db.query(
+      `SELECT EXISTS (SELECT 1 FROM run_purges WHERE project_id = $1)
+              OR EXISTS (SELECT 1 FROM projects WHERE id = $1 AND tests_to_prune) AS pruning`,
+      [projectId],
+    );
+    return row.pruning;
   }
 
   findTest(projectId: string, testId: string): Promise<TestCaseEntity | null> {

@@ -125,7 +125,8 @@ export class RetentionRepository {
 
   async anythingToPurge(): Promise<boolean> {
     const [row]: { any: boolean }[] = await this.db.query(
-      `SELECT EXISTS (SELECT 1 FROM run_purges) OR EXISTS (SELECT 1 FROM projects WHERE deleting_at IS NOT NULL) AS any`,
+      `SELECT EXISTS (SELECT 1 FROM run_purges)
+              OR EXISTS (SELECT 1 FROM projects WHERE deleting_at IS NOT NULL OR tests_to_prune) AS any`,
     );
     return row.any;
   }
@@ -152,8 +153,20 @@ export class RetentionRepository {
     };
   }
 
-  async dequeuePurge(tx: EntityManager, runId: string): Promise<void> {
+  /** The run's results are gone: it leaves the queue, and its project's test cases are to be pruned. */
+  async dequeuePurge(tx: EntityManager, runId: string, projectId: string): Promise<void> {
     await tx.query('DELETE FROM run_purges WHERE run_id = $1', [runId]);
+    await tx.query('UPDATE projects SET tests_to_prune = true WHERE id = $1 AND NOT tests_to_prune', [
+      projectId,
+    ]);
+  }
+
+  /** The projects whose test cases are to be pruned (see dequeuePurge), not being deleted. */
+  async projectsToPrune(): Promise<string[]> {
+    const rows: { id: string }[] = await this.db.query(
+      'SELECT id FROM projects WHERE tests_to_prune AND deleting_at IS NULL ORDER BY id',
+    );
+    return rows.map((r) => String(r.id));
   }
 
   /**
@@ -183,6 +196,12 @@ export class RetentionRepository {
       );
       if (affected > 0) {
         await tx.query('UPDATE projects SET tests_pruned = tests_pruned + 1 WHERE id = $1', [projectId]);
+      }
+      if (affected < limit) {
+        // All done, unless a run of the project is still queued (its purge sets this again as it ends).
+        await tx.query('UPDATE projects SET tests_to_prune = false WHERE id = $1 AND tests_to_prune', [
+          projectId,
+        ]);
       }
       return affected;
     });

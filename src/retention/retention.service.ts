@@ -123,15 +123,22 @@ export class RetentionService {
    * by a pass that was interrupted). Loops until nothing is left, as deletes may arrive meanwhile.
    */
   async purgeAll(): Promise<void> {
-    while (await this.repo.anythingToPurge()) {
-      for (const projectId of await this.repo.deletingProjects()) {
+    for (;;) {
+      const deleting = await this.repo.deletingProjects();
+      const queued = new Set((await this.repo.queuedPurges()).map((q) => q.projectId));
+      if (!deleting.length && !queued.size) {
+        break;
+      }
+      for (const projectId of deleting) {
         await this.removeProject(projectId);
       }
-      const projects = new Set((await this.repo.queuedPurges()).map((q) => q.projectId));
-      for (const projectId of projects) {
+      for (const projectId of queued) {
         await this.purgeQueued(projectId);
-        await this.pruneTestCases(projectId);
       }
+    }
+    // Once each: a project whose writers are busy is pruned at a later poll.
+    for (const projectId of await this.repo.projectsToPrune()) {
+      await this.pruneTestCases(projectId);
     }
   }
 
@@ -147,7 +154,7 @@ export class RetentionService {
           }
           const done = deleted < batch;
           if (done) {
-            await this.repo.dequeuePurge(tx, queued.runId);
+            await this.repo.dequeuePurge(tx, queued.runId, projectId);
           }
           return { deleted, done };
         });

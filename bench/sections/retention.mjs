@@ -1,0 +1,252 @@
+// Retention (issue #40): the cleanup of 2,000,000 results, and ingest while it runs.
+//   1. COPY: the 2,000,000 results (100 runs of the same 20,000 tests, as a nightly job leaves them) COPYed into
+//      `results` itself, run by run, with its indexes: the cheapest way those rows get in. Its rate is the yardstick.
+//   2. The cleanup: the project's policy keeps its newest run; one pass (POST /api/projects/{id}/retention/run,
+//      which answers once every result is deleted) removes the 100 runs: batches of SVC_RETENTION_BATCH results a
+//      transaction with SVC_RETENTION_PAUSE_MS between them, as the scheduled job does. Its rate / the COPY's rate.
+//   3. ingest.v1_rerun while the cleanup runs / without: V1 batches of 1000 results of tests a project already has
+//      (another project), measured alone, then during the cleanup, then alone again (the two alone averaged).
+//   4. The database's size, and the results table's and its indexes', before the load, after it, after the
+//      cleanup, and after the next autovacuum of results (waited for; VACUUM run by hand if it does not come).
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
+import { fmt, thousands } from '../lib/report.mjs';
+import { api, chunk, copyField, drive, makeResults } from './ingest.mjs';
+
+export const name = 'retention';
+export const title = 'Retention: cleanup of 2,000,000 results against a COPY of them; V1 rerun during the cleanup';
+export const CLEANUP_TARGET = 0.5;
+export const INGEST_TARGET = 0.7;
+
+const TESTS = 20_000;
+const RUNS = Number(process.env.BENCH_RETENTION_RUNS ?? 100); // × TESTS results
+const V1_RESULTS = 30_000;
+const V1_CLIENTS = 2;
+const AUTOVACUUM_WAIT_MS = 240_000;
+
+export async function run(ctx) {
+  const service = await ctx.service();
+  const token = await service.login();
+  const db = new pg.Client({ connectionString: service.db.url });
+  await db.connect();
+  const total = RUNS * TESTS;
+  const summary = [];
+  const data = { runs: RUNS, testsPerRun: TESTS, results: total };
+  try {
+    const sizes = [];
+    const size = async (label) => {
+      const [row] = (
+        await db.query(
+          `SELECT pg_database_size(current_database()) AS db, pg_relation_size('results') AS heap,
+                  pg_indexes_size('results') AS indexes, n_live_tup, n_dead_tup, last_autovacuum, autovacuum_count
+             FROM pg_stat_user_tables WHERE relname = 'results'`,
+        )
+      ).rows;
+      const entry = {
+        label,
+        db: Number(row.db),
+        heap: Number(row.heap),
+        indexes: Number(row.indexes),
+        live: Number(row.n_live_tup),
+        dead: Number(row.n_dead_tup),
+        autovacuums: Number(row.autovacuum_count),
+      };
+      sizes.push(entry);
+      return entry;
+    };
+    await db.query('ANALYZE results');
+    await size('before the load');
+
+    // ---- the project: 20,000 tests, 100 finished runs of them (oldest first), then one newer run that is kept.
+    const project = await api(service, token, 'POST', '/api/projects', { key: `BENCH_RET_${Date.now() % 1e6}`, name: 'bench retention' }, 201);
+    await db.query(
+      `INSERT INTO test_cases (project_id, identity, suite, name)
+         SELECT $1, md5($1::text || '/' || i)::uuid, 'com.example.Suite' || (i / 50), 'case ' || i FROM generate_series(1, $2) i`,
+      [project.id, TESTS],
+    );
+    const testIds = (await db.query('SELECT id FROM test_cases WHERE project_id = $1 ORDER BY id', [project.id])).rows.map((r) => String(r.id));
+    const runIds = [];
+    for (let i = 0; i < RUNS; i++) {
+      const startedAt = new Date(Date.now() - (RUNS + 1 - i) * 3_600_000).toISOString();
+      const created = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: `nightly #${i + 1}`, startedAt }, 201);
+      runIds.push(created.id);
+    }
+
+    // ---- 1. COPY of the rows into results, run by run (text format, 64 KiB chunks), timed.
+    ctx.log(`COPY of ${thousands(total)} results into results (${RUNS} runs × ${thousands(TESTS)} tests)…`);
+    const copyStarted = performance.now();
+    for (const runId of runIds) {
+      await copyRun(db, project.id, runId, testIds);
+    }
+    const copySec = (performance.now() - copyStarted) / 1000;
+    await db.query(
+      `UPDATE runs SET status = 'FINISHED', finished_at = started_at + interval '10 minutes', count_total = $2,
+              count_passed = $2 - $2 / 10, count_failed = $2 / 10, count_attempts = $2
+        WHERE id = ANY($1::bigint[])`,
+      [runIds, TESTS],
+    );
+    const kept = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: 'nightly #latest' }, 201);
+    await api(service, token, 'POST', `/api/runs/${kept.id}/finish`, {}, 200);
+    await db.query('ANALYZE results');
+    const loaded = await size('after the load');
+    const copyRate = total / copySec;
+    ctx.log(`COPY: ${fmt(copySec, 1)} s, ${fmt(copyRate, 0)} rows/s`);
+
+    // ---- 3a. V1 rerun alone (another project, a previous run of the same tests first).
+    const v1 = await prepareV1(service, token);
+    const alone1 = await measureV1(service, token, v1);
+    ctx.log(`V1 rerun alone: ${fmt(alone1.rate, 0)} results/s`);
+
+    // ---- 2. The cleanup, with V1 reruns running beside it (3b).
+    await api(service, token, 'PATCH', `/api/projects/${project.id}/settings`, { retention: { keepRuns: 1 } }, 200);
+    const preview = await api(service, token, 'GET', `/api/projects/${project.id}/retention/preview`, undefined, 200);
+    ctx.log(`cleanup of ${thousands(preview.results)} results in ${preview.runs} runs…`);
+    const cleanupStarted = performance.now();
+    const cleanup = api(service, token, 'POST', `/api/projects/${project.id}/retention/run`, undefined, 200).then((r) => ({
+      ...r,
+      sec: (performance.now() - cleanupStarted) / 1000,
+    }));
+    let cleanupDone = false;
+    void cleanup.then(() => (cleanupDone = true), () => (cleanupDone = true));
+    // V1 rounds while the cleanup runs: the rounds that ended before it did count.
+    const during = [];
+    while (!cleanupDone) {
+      const round = await measureV1(service, token, v1);
+      if (!cleanupDone) {
+        during.push(round);
+      }
+    }
+    const pass = await cleanup;
+    const cleanupRate = pass.resultsDeleted / pass.sec;
+    const afterCleanup = await size('after the cleanup');
+    ctx.log(`cleanup: ${fmt(pass.sec, 1)} s, ${fmt(cleanupRate, 0)} results/s (${during.length} V1 rounds during it)`);
+    const alone2 = await measureV1(service, token, v1);
+    const aloneRate = (alone1.rate + alone2.rate) / 2;
+    const duringRate = during.length ? during.reduce((s, r) => s + r.rate, 0) / during.length : null;
+
+    // ---- 4. The next autovacuum of results.
+    ctx.log(`waiting up to ${AUTOVACUUM_WAIT_MS / 1000} s for the next autovacuum of results…`);
+    const deadline = Date.now() + AUTOVACUUM_WAIT_MS;
+    let vacuumed = 'autovacuum';
+    while ((await size('(poll)')).autovacuums <= afterCleanup.autovacuums) {
+      sizes.pop();
+      if (Date.now() > deadline) {
+        vacuumed = 'VACUUM by hand (no autovacuum in time)';
+        await db.query('VACUUM results');
+        break;
+      }
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    sizes.pop();
+    await db.query('ANALYZE results');
+    const afterVacuum = await size(`after the next ${vacuumed}`);
+    data.sizes = sizes;
+    data.copy = { sec: copySec, rowsPerSec: copyRate };
+    data.cleanup = { ...pass, rowsPerSec: cleanupRate, ratio: cleanupRate / copyRate };
+    data.v1 = { alone: [alone1, alone2], during, ratio: duringRate === null ? null : duringRate / aloneRate };
+    const ratioLine = (metric, value, target) => ({
+      metric,
+      value,
+      unit: '',
+      digits: 3,
+      target: `≥ ${target}`,
+      ok: value !== null && value >= target,
+    });
+    summary.push(
+      { metric: `COPY of ${thousands(total)} results into results`, value: copyRate, unit: 'rows/s', digits: 0 },
+      { metric: 'cleanup (one pass, batches + pauses)', value: cleanupRate, unit: 'results/s', digits: 0 },
+      ratioLine('ratio cleanup / COPY', cleanupRate / copyRate, CLEANUP_TARGET),
+      { metric: 'ingest.v1_rerun alone (mean of before and after)', value: aloneRate, unit: 'results/s', digits: 0 },
+      { metric: 'ingest.v1_rerun during the cleanup', value: duringRate, unit: 'results/s', digits: 0 },
+      ratioLine('ratio V1 rerun during / alone', duringRate === null ? null : duringRate / aloneRate, INGEST_TARGET),
+      { metric: 'database size after the load', value: loaded.db / 2 ** 20, unit: 'MiB', digits: 0 },
+      { metric: 'database size after the cleanup', value: afterCleanup.db / 2 ** 20, unit: 'MiB', digits: 0 },
+      { metric: `database size after the next ${vacuumed}`, value: afterVacuum.db / 2 ** 20, unit: 'MiB', digits: 0 },
+    );
+    const tables = [
+      {
+        title: 'results table and indexes (MiB), live and dead rows (statistics)',
+        headers: ['when', 'database', 'results heap', 'results indexes', 'live rows', 'dead rows'],
+        rows: sizes.map((s) => [
+          s.label,
+          fmt(s.db / 2 ** 20, 0),
+          fmt(s.heap / 2 ** 20, 0),
+          fmt(s.indexes / 2 ** 20, 0),
+          thousands(s.live),
+          thousands(s.dead),
+        ]),
+      },
+      {
+        title: 'phases',
+        headers: ['what', 'rows', 'wall s', 'rows/s'],
+        rows: [
+          ['COPY into results', total, fmt(copySec, 1), fmt(copyRate, 0)],
+          ['cleanup pass', pass.resultsDeleted, fmt(pass.sec, 1), fmt(cleanupRate, 0)],
+          ...[alone1, ...during, alone2].map((r, i) => [
+            i === 0 ? 'V1 rerun alone (before)' : i === during.length + 1 ? 'V1 rerun alone (after)' : 'V1 rerun during the cleanup',
+            r.results,
+            fmt(r.sec, 1),
+            fmt(r.rate, 0),
+          ]),
+        ],
+      },
+    ];
+    return { tables, summary, data };
+  } finally {
+    await db.end();
+  }
+}
+
+/** COPY of one run's rows: each test once, a tenth FAILED with a short message. */
+async function copyRun(db, projectId, runId, testIds) {
+  const lines = [];
+  let chunkText = '';
+  for (let i = 0; i < testIds.length; i++) {
+    const failed = i % 10 === 7;
+    chunkText +=
+      [
+        runId,
+        projectId,
+        testIds[i],
+        `case ${i + 1}`,
+        `com.example.Suite${Math.floor((i + 1) / 50)}`,
+        failed ? 'FAILED' : 'PASSED',
+        (i * 7919) % 2000,
+        failed ? `AssertionError: expected status 200 but was 500 (case ${i})` : null,
+      ]
+        .map(copyField)
+        .join('\t') + '\n';
+    if (chunkText.length >= 65_536) {
+      lines.push(Buffer.from(chunkText));
+      chunkText = '';
+    }
+  }
+  if (chunkText) {
+    lines.push(Buffer.from(chunkText));
+  }
+  await pipeline(
+    Readable.from(lines),
+    db.query(copyFrom('COPY results (run_id, project_id, test_id, name, suite, status, duration_ms, message) FROM STDIN')),
+  );
+}
+
+/** A project for ingest.v1_rerun: the tests sent once (unmeasured), so each round reruns known tests. */
+async function prepareV1(service, token) {
+  const project = await api(service, token, 'POST', '/api/projects', { key: `BENCH_RETV1_${Date.now() % 1e6}`, name: 'bench v1' }, 201);
+  const bodies = chunk(makeResults(V1_RESULTS, 'retv1'), 1000).map((items) => Buffer.from(JSON.stringify({ results: items })));
+  const previous = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: 'previous' }, 201);
+  await drive({ service, token, bodies, path: () => `/api/runs/${previous.id}/results`, expect: 201, clients: V1_CLIENTS });
+  return { project, bodies };
+}
+
+/** One V1 rerun round: a new run, the batches from V1_CLIENTS clients; results/s over the wall time. */
+async function measureV1(service, token, { project, bodies }) {
+  const run = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: 'rerun' }, 201);
+  const started = performance.now();
+  const { sent } = await drive({ service, token, bodies, path: () => `/api/runs/${run.id}/results`, expect: 201, clients: V1_CLIENTS });
+  const sec = (performance.now() - started) / 1000;
+  const results = sent * 1000;
+  return { results, sec, rate: results / sec };
+}
