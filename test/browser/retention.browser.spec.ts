@@ -46,7 +46,7 @@ describe('Retention, in the browser', () => {
     await pinnedRow.getByText('pinned').waitFor({ state: 'attached' });
     expect(await page.getByTestId(`run-${runs[2]}`).getByText('pinned').count()).toBe(0);
     await ui.check(page, 'retention-runs-list');
-  });
+  }, 120_000);
 
   it('says what a policy would remove before it is saved, saves it, and cleans up at once', async () => {
     const page = await ui.adminPage();
@@ -74,5 +74,5 @@ describe('Retention, in the browser', () => {
     await page.goto(`${ui.base}/projects/${projectId}`);
     await page.getByTestId(`run-${runs[9]}`).waitFor();
     expect(await page.locator('table.runs tbody tr').count()).toBe(4);
-  });
+  }, 180_000);
 });

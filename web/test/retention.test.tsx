@@ -209,7 +209,7 @@ describe('Pinned runs', () => {
 
   it('shows a viewer that a run is pinned, without the button', async () => {
     renderAt('/runs/5', '/runs/:runId', <RunPage />, runPageApi('VIEWER', true));
-    expect(await screen.findByText('Pinned')).toBeTruthy();
+    expect(await screen.findByText('pinned')).toBeTruthy();
     expect(screen.queryByRole('button', { name: /pin/i })).toBeNull();
   });
 });

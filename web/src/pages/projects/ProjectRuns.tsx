@@ -235,8 +235,7 @@ export function StreamPicker({
 export function PinMarker() {
   return (
     <span className="pin-marker" title="Pinned: kept whatever the retention policy says">
-      <span aria-hidden="true">📌</span>
-      <span className="visually-hidden">pinned</span>
+      pinned
     </span>
   );
 }

@@ -92,7 +92,7 @@ function PinControl({ run }: { run: Run }) {
   if (!canPin) {
     return run.pinned ? (
       <span className="pin-state">
-        <PinMarker /> Pinned
+        <PinMarker />
       </span>
     ) : null;
   }
