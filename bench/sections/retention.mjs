@@ -16,7 +16,8 @@ import { fmt, thousands } from '../lib/report.mjs';
 import { api, chunk, copyField, drive, makeResults } from './ingest.mjs';
 
 export const name = 'retention';
-export const title = 'Retention: cleanup of 2,000,000 results against a COPY of them; V1 rerun during the cleanup';
+export const title =
+  'Retention: cleanup of 2,000,000 results against a COPY of them; V1 rerun during the cleanup';
 export const CLEANUP_TARGET = 0.5;
 export const INGEST_TARGET = 0.7;
 
@@ -60,17 +61,34 @@ export async function run(ctx) {
     await size('before the load');
 
     // ---- the project: 20,000 tests, 100 finished runs of them (oldest first), then one newer run that is kept.
-    const project = await api(service, token, 'POST', '/api/projects', { key: `BENCH_RET_${Date.now() % 1e6}`, name: 'bench retention' }, 201);
+    const project = await api(
+      service,
+      token,
+      'POST',
+      '/api/projects',
+      { key: `BENCH_RET_${Date.now() % 1e6}`, name: 'bench retention' },
+      201,
+    );
     await db.query(
       `INSERT INTO test_cases (project_id, identity, suite, name)
-         SELECT $1, md5($1::text || '/' || i)::uuid, 'com.example.Suite' || (i / 50), 'case ' || i FROM generate_series(1, $2) i`,
-      [project.id, TESTS],
+         SELECT $1::bigint, md5($3 || '/' || i)::uuid, 'com.example.Suite' || (i / 50), 'case ' || i
+           FROM generate_series(1, $2::int) i`,
+      [project.id, TESTS, String(project.id)],
     );
-    const testIds = (await db.query('SELECT id FROM test_cases WHERE project_id = $1 ORDER BY id', [project.id])).rows.map((r) => String(r.id));
+    const testIds = (
+      await db.query('SELECT id FROM test_cases WHERE project_id = $1 ORDER BY id', [project.id])
+    ).rows.map((r) => String(r.id));
     const runIds = [];
     for (let i = 0; i < RUNS; i++) {
       const startedAt = new Date(Date.now() - (RUNS + 1 - i) * 3_600_000).toISOString();
-      const created = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: `nightly #${i + 1}`, startedAt }, 201);
+      const created = await api(
+        service,
+        token,
+        'POST',
+        `/api/projects/${project.id}/runs`,
+        { name: `nightly #${i + 1}`, startedAt },
+        201,
+      );
       runIds.push(created.id);
     }
 
@@ -87,7 +105,14 @@ export async function run(ctx) {
         WHERE id = ANY($1::bigint[])`,
       [runIds, TESTS],
     );
-    const kept = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: 'nightly #latest' }, 201);
+    const kept = await api(
+      service,
+      token,
+      'POST',
+      `/api/projects/${project.id}/runs`,
+      { name: 'nightly #latest' },
+      201,
+    );
     await api(service, token, 'POST', `/api/runs/${kept.id}/finish`, {}, 200);
     await db.query('ANALYZE results');
     const loaded = await size('after the load');
@@ -100,16 +125,40 @@ export async function run(ctx) {
     ctx.log(`V1 rerun alone: ${fmt(alone1.rate, 0)} results/s`);
 
     // ---- 2. The cleanup, with V1 reruns running beside it (3b).
-    await api(service, token, 'PATCH', `/api/projects/${project.id}/settings`, { retention: { keepRuns: 1 } }, 200);
-    const preview = await api(service, token, 'GET', `/api/projects/${project.id}/retention/preview`, undefined, 200);
+    await api(
+      service,
+      token,
+      'PATCH',
+      `/api/projects/${project.id}/settings`,
+      { retention: { keepRuns: 1 } },
+      200,
+    );
+    const preview = await api(
+      service,
+      token,
+      'GET',
+      `/api/projects/${project.id}/retention/preview`,
+      undefined,
+      200,
+    );
     ctx.log(`cleanup of ${thousands(preview.results)} results in ${preview.runs} runs…`);
     const cleanupStarted = performance.now();
-    const cleanup = api(service, token, 'POST', `/api/projects/${project.id}/retention/run`, undefined, 200).then((r) => ({
+    const cleanup = api(
+      service,
+      token,
+      'POST',
+      `/api/projects/${project.id}/retention/run`,
+      undefined,
+      200,
+    ).then((r) => ({
       ...r,
       sec: (performance.now() - cleanupStarted) / 1000,
     }));
     let cleanupDone = false;
-    void cleanup.then(() => (cleanupDone = true), () => (cleanupDone = true));
+    void cleanup.then(
+      () => (cleanupDone = true),
+      () => (cleanupDone = true),
+    );
     // V1 rounds while the cleanup runs: the rounds that ended before it did count.
     const during = [];
     while (!cleanupDone) {
@@ -121,7 +170,9 @@ export async function run(ctx) {
     const pass = await cleanup;
     const cleanupRate = pass.resultsDeleted / pass.sec;
     const afterCleanup = await size('after the cleanup');
-    ctx.log(`cleanup: ${fmt(pass.sec, 1)} s, ${fmt(cleanupRate, 0)} results/s (${during.length} V1 rounds during it)`);
+    ctx.log(
+      `cleanup: ${fmt(pass.sec, 1)} s, ${fmt(cleanupRate, 0)} results/s (${during.length} V1 rounds during it)`,
+    );
     const alone2 = await measureV1(service, token, v1);
     const aloneRate = (alone1.rate + alone2.rate) / 2;
     const duringRate = during.length ? during.reduce((s, r) => s + r.rate, 0) / during.length : null;
@@ -155,15 +206,34 @@ export async function run(ctx) {
       ok: value !== null && value >= target,
     });
     summary.push(
-      { metric: `COPY of ${thousands(total)} results into results`, value: copyRate, unit: 'rows/s', digits: 0 },
+      {
+        metric: `COPY of ${thousands(total)} results into results`,
+        value: copyRate,
+        unit: 'rows/s',
+        digits: 0,
+      },
       { metric: 'cleanup (one pass, batches + pauses)', value: cleanupRate, unit: 'results/s', digits: 0 },
       ratioLine('ratio cleanup / COPY', cleanupRate / copyRate, CLEANUP_TARGET),
-      { metric: 'ingest.v1_rerun alone (mean of before and after)', value: aloneRate, unit: 'results/s', digits: 0 },
+      {
+        metric: 'ingest.v1_rerun alone (mean of before and after)',
+        value: aloneRate,
+        unit: 'results/s',
+        digits: 0,
+      },
       { metric: 'ingest.v1_rerun during the cleanup', value: duringRate, unit: 'results/s', digits: 0 },
-      ratioLine('ratio V1 rerun during / alone', duringRate === null ? null : duringRate / aloneRate, INGEST_TARGET),
+      ratioLine(
+        'ratio V1 rerun during / alone',
+        duringRate === null ? null : duringRate / aloneRate,
+        INGEST_TARGET,
+      ),
       { metric: 'database size after the load', value: loaded.db / 2 ** 20, unit: 'MiB', digits: 0 },
       { metric: 'database size after the cleanup', value: afterCleanup.db / 2 ** 20, unit: 'MiB', digits: 0 },
-      { metric: `database size after the next ${vacuumed}`, value: afterVacuum.db / 2 ** 20, unit: 'MiB', digits: 0 },
+      {
+        metric: `database size after the next ${vacuumed}`,
+        value: afterVacuum.db / 2 ** 20,
+        unit: 'MiB',
+        digits: 0,
+      },
     );
     const tables = [
       {
@@ -185,7 +255,11 @@ export async function run(ctx) {
           ['COPY into results', total, fmt(copySec, 1), fmt(copyRate, 0)],
           ['cleanup pass', pass.resultsDeleted, fmt(pass.sec, 1), fmt(cleanupRate, 0)],
           ...[alone1, ...during, alone2].map((r, i) => [
-            i === 0 ? 'V1 rerun alone (before)' : i === during.length + 1 ? 'V1 rerun alone (after)' : 'V1 rerun during the cleanup',
+            i === 0
+              ? 'V1 rerun alone (before)'
+              : i === during.length + 1
+                ? 'V1 rerun alone (after)'
+                : 'V1 rerun during the cleanup',
             r.results,
             fmt(r.sec, 1),
             fmt(r.rate, 0),
@@ -228,16 +302,43 @@ async function copyRun(db, projectId, runId, testIds) {
   }
   await pipeline(
     Readable.from(lines),
-    db.query(copyFrom('COPY results (run_id, project_id, test_id, name, suite, status, duration_ms, message) FROM STDIN')),
+    db.query(
+      copyFrom(
+        'COPY results (run_id, project_id, test_id, name, suite, status, duration_ms, message) FROM STDIN',
+      ),
+    ),
   );
 }
 
 /** A project for ingest.v1_rerun: the tests sent once (unmeasured), so each round reruns known tests. */
 async function prepareV1(service, token) {
-  const project = await api(service, token, 'POST', '/api/projects', { key: `BENCH_RETV1_${Date.now() % 1e6}`, name: 'bench v1' }, 201);
-  const bodies = chunk(makeResults(V1_RESULTS, 'retv1'), 1000).map((items) => Buffer.from(JSON.stringify({ results: items })));
-  const previous = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: 'previous' }, 201);
-  await drive({ service, token, bodies, path: () => `/api/runs/${previous.id}/results`, expect: 201, clients: V1_CLIENTS });
+  const project = await api(
+    service,
+    token,
+    'POST',
+    '/api/projects',
+    { key: `BENCH_RETV1_${Date.now() % 1e6}`, name: 'bench v1' },
+    201,
+  );
+  const bodies = chunk(makeResults(V1_RESULTS, 'retv1'), 1000).map((items) =>
+    Buffer.from(JSON.stringify({ results: items })),
+  );
+  const previous = await api(
+    service,
+    token,
+    'POST',
+    `/api/projects/${project.id}/runs`,
+    { name: 'previous' },
+    201,
+  );
+  await drive({
+    service,
+    token,
+    bodies,
+    path: () => `/api/runs/${previous.id}/results`,
+    expect: 201,
+    clients: V1_CLIENTS,
+  });
   return { project, bodies };
 }
 
@@ -245,7 +346,14 @@ async function prepareV1(service, token) {
 async function measureV1(service, token, { project, bodies }) {
   const run = await api(service, token, 'POST', `/api/projects/${project.id}/runs`, { name: 'rerun' }, 201);
   const started = performance.now();
-  const { sent } = await drive({ service, token, bodies, path: () => `/api/runs/${run.id}/results`, expect: 201, clients: V1_CLIENTS });
+  const { sent } = await drive({
+    service,
+    token,
+    bodies,
+    path: () => `/api/runs/${run.id}/results`,
+    expect: 201,
+    clients: V1_CLIENTS,
+  });
   const sec = (performance.now() - started) / 1000;
   const results = sent * 1000;
   return { results, sec, rate: results / sec };

@@ -16,8 +16,10 @@ export class RetentionScheduler implements OnApplicationBootstrap, OnApplication
   private cleanupTimer?: NodeJS.Timeout;
   private purgeTimer?: NodeJS.Timeout;
   private running?: Promise<void>;
-  /** A purge asked for while one ran: it runs again after (the one running may have passed the new deletion). */
+  /** A purge asked for while work ran: it runs after (the work running may have passed the new deletion). */
   private again = false;
+  /** A cleanup due while a purge ran: it runs after, not at the next interval. */
+  private cleanupDue = false;
   private stopped = false;
 
   constructor(
@@ -53,14 +55,23 @@ export class RetentionScheduler implements OnApplicationBootstrap, OnApplication
       return;
     }
     if (this.running) {
-      this.again ||= kind !== 'poll';
+      if (kind === 'cleanup') {
+        this.cleanupDue = true;
+      } else {
+        this.again ||= kind === 'purge';
+      }
       return;
     }
     this.running = this.work(kind)
       .catch((error: Error) => this.logger.error(`Retention ${kind} failed: ${error.message}`))
       .finally(() => {
         this.running = undefined;
-        if (this.again) {
+        if (this.cleanupDue) {
+          // A cleanup purges what is queued too.
+          this.cleanupDue = false;
+          this.again = false;
+          this.run('cleanup');
+        } else if (this.again) {
           this.again = false;
           this.run('purge');
         }
