@@ -7,7 +7,10 @@
 //   3. ingest.v1_rerun while the cleanup runs / without: V1 batches of 1000 results of tests a project already has
 //      (another project), measured alone, then during the cleanup, then alone again (the two alone averaged).
 //   4. The database's size, and the results table's and its indexes', before the load, after it, after the
-//      cleanup, and after the next autovacuum of results (waited for; VACUUM run by hand if it does not come).
+//      cleanup, and after the next autovacuum of results (waited for; VACUUM run by hand if it does not come); the
+//      bloat (pgstattuple: dead and free space of the heap, leaf density of each index) after the cleanup and after
+//      the vacuum; and how much the table grows when the same 2,000,000 rows are COPYed again (space reused).
+//   The V1 rounds write into results too (their rows are among the live ones counted).
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
@@ -25,7 +28,7 @@ const TESTS = 20_000;
 const RUNS = Number(process.env.BENCH_RETENTION_RUNS ?? 100); // × TESTS results
 const V1_RESULTS = 30_000;
 const V1_CLIENTS = 2;
-const AUTOVACUUM_WAIT_MS = 240_000;
+const AUTOVACUUM_WAIT_MS = Number(process.env.BENCH_RETENTION_AUTOVACUUM_WAIT_MS ?? 180_000);
 
 export async function run(ctx) {
   const service = await ctx.service();
@@ -57,6 +60,29 @@ export async function run(ctx) {
       sizes.push(entry);
       return entry;
     };
+    const bloat = async (label) => {
+      try {
+        await db.query('CREATE EXTENSION IF NOT EXISTS pgstattuple');
+        const heap = (await db.query(`SELECT * FROM pgstattuple('results')`)).rows[0];
+        const indexes = (
+          await db.query(
+            `SELECT c.relname AS name, (pgstatindex(c.oid::regclass)).avg_leaf_density AS density, pg_relation_size(c.oid) AS bytes
+               FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'results'::regclass ORDER BY c.relname`,
+          )
+        ).rows;
+        return {
+          label,
+          heapBytes: Number(heap.table_len),
+          livePct: Number(heap.tuple_percent),
+          deadPct: Number(heap.dead_tuple_percent),
+          freePct: Number(heap.free_percent),
+          indexes: indexes.map((i) => ({ name: i.name, density: Number(i.density), bytes: Number(i.bytes) })),
+        };
+      } catch (error) {
+        return { label, error: String(error.message) };
+      }
+    };
+    const bloats = [];
     await db.query('ANALYZE results');
     await size('before the load');
 
@@ -170,6 +196,7 @@ export async function run(ctx) {
     const pass = await cleanup;
     const cleanupRate = pass.resultsDeleted / pass.sec;
     const afterCleanup = await size('after the cleanup');
+    bloats.push(await bloat('after the cleanup'));
     ctx.log(
       `cleanup: ${fmt(pass.sec, 1)} s, ${fmt(cleanupRate, 0)} results/s (${during.length} V1 rounds during it)`,
     );
@@ -181,8 +208,12 @@ export async function run(ctx) {
     ctx.log(`waiting up to ${AUTOVACUUM_WAIT_MS / 1000} s for the next autovacuum of results…`);
     const deadline = Date.now() + AUTOVACUUM_WAIT_MS;
     let vacuumed = 'autovacuum';
-    while ((await size('(poll)')).autovacuums <= afterCleanup.autovacuums) {
+    for (;;) {
+      const polled = await size('(poll)');
       sizes.pop();
+      if (polled.autovacuums > afterCleanup.autovacuums) {
+        break;
+      }
       if (Date.now() > deadline) {
         vacuumed = 'VACUUM by hand (no autovacuum in time)';
         await db.query('VACUUM results');
@@ -190,9 +221,26 @@ export async function run(ctx) {
       }
       await new Promise((r) => setTimeout(r, 2000));
     }
-    sizes.pop();
     await db.query('ANALYZE results');
     const afterVacuum = await size(`after the next ${vacuumed}`);
+    bloats.push(await bloat(`after the ${vacuumed}`));
+    // The space freed, reused: the same rows COPYed again into as many new runs.
+    ctx.log('COPY of the same rows again (space reuse)…');
+    for (let i = 0; i < RUNS; i++) {
+      const again = await api(
+        service,
+        token,
+        'POST',
+        `/api/projects/${project.id}/runs`,
+        { name: `again #${i + 1}` },
+        201,
+      );
+      await copyRun(db, project.id, again.id, testIds);
+    }
+    await db.query('ANALYZE results');
+    const reloaded = await size('after COPYing the same rows again');
+    bloats.push(await bloat('after COPYing the same rows again'));
+    data.bloat = bloats;
     data.sizes = sizes;
     data.copy = { sec: copySec, rowsPerSec: copyRate };
     data.cleanup = { ...pass, rowsPerSec: cleanupRate, ratio: cleanupRate / copyRate };
@@ -234,6 +282,18 @@ export async function run(ctx) {
         unit: 'MiB',
         digits: 0,
       },
+      {
+        metric: 'results heap + indexes growth when the same rows are COPYed again',
+        value: (reloaded.heap + reloaded.indexes - afterVacuum.heap - afterVacuum.indexes) / 2 ** 20,
+        unit: 'MiB',
+        digits: 0,
+      },
+      {
+        metric: '… the first COPY of them took',
+        value: (loaded.heap + loaded.indexes - sizes[0].heap - sizes[0].indexes) / 2 ** 20,
+        unit: 'MiB',
+        digits: 0,
+      },
     );
     const tables = [
       {
@@ -247,6 +307,25 @@ export async function run(ctx) {
           thousands(s.live),
           thousands(s.dead),
         ]),
+      },
+      {
+        title:
+          'bloat of results (pgstattuple): heap live / dead / free %, and each index: leaf density % (MiB)',
+        headers: ['when', 'heap MiB', 'live %', 'dead %', 'free %', 'indexes'],
+        rows: bloats.map((b) =>
+          b.error
+            ? [b.label, b.error, null, null, null, null]
+            : [
+                b.label,
+                fmt(b.heapBytes / 2 ** 20, 0),
+                fmt(b.livePct, 1),
+                fmt(b.deadPct, 1),
+                fmt(b.freePct, 1),
+                b.indexes
+                  .map((i) => `${i.name} ${fmt(i.density, 0)}% (${fmt(i.bytes / 2 ** 20, 0)})`)
+                  .join('; '),
+              ],
+        ),
       },
       {
         title: 'phases',

@@ -25,4 +25,19 @@ describe(TestCaseIdCache.name, () => {
     expect(cache.get('1', 'S', 'c')).toBe('3');
     expect(cache.get('1', 'S', 'd')).toBe('4');
   });
+
+  it("forgets a project's ids when its count of test case deletions changed, and only that project's", () => {
+    const cache = new TestCaseIdCache(10);
+    cache.pruned('1', '0');
+    cache.set('1', 'S', 'a', '1');
+    cache.set('2', 'S', 'a', '2');
+    cache.pruned('1', '0'); // unchanged: kept
+    expect(cache.get('1', 'S', 'a')).toBe('1');
+    cache.pruned('1', '1'); // retention deleted some of project 1's test cases
+    expect(cache.get('1', 'S', 'a')).toBeUndefined();
+    expect(cache.get('2', 'S', 'a')).toBe('2');
+    cache.set('1', 'S', 'a', '3');
+    cache.pruned('1', '1');
+    expect(cache.get('1', 'S', 'a')).toBe('3');
+  });
 });
