@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { EntityManager } from 'typeorm';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
-import type { AfterCommit, ResultsObserver, RunRef, TestOutcome } from '../results/results-observers.js';
+import type {
+  AfterCommit,
+  DeletedResults,
+  ResultsObserver,
+  RunRef,
+  TestOutcome,
+} from '../results/results-observers.js';
 import { FlakyPolicyCache } from './flaky-policy.cache.js';
 import {
   type FlakyPolicy,
@@ -15,6 +21,7 @@ import {
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
 import { type HealthWrite, TestHealthRepository } from './test-health.repository.js';
+import { recountHealth } from './health-recount.js';
 
 /** Tests settled by one statement at most. */
 const SLICE = 5000;
@@ -35,6 +42,15 @@ export class StabilityObserver implements ResultsObserver {
     private readonly policies: FlakyPolicyCache,
     private readonly events: EventEmitter2,
   ) {}
+
+  /**
+   * Results deleted by retention or a run's deletion (src/retention/): each test case that lost results has its
+   * window, flakiness, last status and state recounted from the outcomes it has left, in the purge batch's
+   * transaction (health-recount.ts). Its quarantine stays as it is.
+   */
+  async resultsDeleted(tx: EntityManager, deleted: DeletedResults): Promise<void> {
+    await recountHealth(tx, deleted.projectId, deleted.testIds);
+  }
 
   async outcomesSettled(
     tx: EntityManager,

@@ -174,6 +174,11 @@ describe('Retention', () => {
     const before = await tests(p);
     const gone = before.find((t) => t.name === 'gone')!;
     const kept = before.find((t) => t.name === 'kept')!;
+    // `flip` flipped at each of its 5 runs: flaky by its flip rate (at least flaky.minRuns 5 runs).
+    const flip = before.find((t) => t.name === 'flip')!;
+    const testCase = async (id: number) =>
+      (await as(viewer).get(`/api/projects/${p}/tests/${id}`).expect(200)).body;
+    expect(await testCase(flip.id)).toMatchObject({ flaky: true, state: 'FLAKY', runs: 5 });
     expect(await historyRuns(p, kept.id)).toEqual([r6, r5, inProgress, pinnedRun, r2, r1]);
 
     // Before it is saved, the preview says what the policy would remove: r1 and r2 (6 results).
@@ -202,6 +207,14 @@ describe('Retention', () => {
     expect(after.map((t) => t.name).sort()).toEqual(['flip', 'kept']);
     await as(viewer).get(`/api/projects/${p}/tests/${gone.id}`).expect(404);
     expect(after.find((t) => t.name === 'kept')!.lastStatus).toBe('BROKEN');
+    // Test health recounted from the outcomes left: `flip` has 3 runs now, too few for its flip rate to count.
+    expect(await testCase(flip.id)).toMatchObject({
+      flaky: false,
+      state: 'HEALTHY',
+      runs: 3,
+      lastStatus: 'PASSED',
+    });
+    expect(await testCase(kept.id)).toMatchObject({ state: 'FAILING', lastStatus: 'BROKEN' });
     // Counts of the runs kept are untouched.
     expect((await as(viewer).get(`/api/runs/${r6}`).expect(200)).body.counts).toMatchObject({
       total: 2,

@@ -1,0 +1,92 @@
+import type { EntityManager } from 'typeorm';
+
+/** SQL for a status's bit (src/results/attempts.ts, STATUS_BITS). */
+const bit = (column: string) =>
+  `(CASE ${column} WHEN 'PASSED' THEN 1 WHEN 'FAILED' THEN 2 WHEN 'BROKEN' THEN 4 ELSE 8 END)`;
+
+/** SQL for a text's 64-bit key (health-keys.ts): the first 8 bytes of its MD5, signed. */
+const key = (text: string) => `('x' || substr(md5(${text}), 1, 16))::bit(64)::bigint`;
+
+/**
+ * Recounts the kept health of these test cases (test_health) from the outcomes they have left, after the retention
+ * purge deleted some of their results (ResultsObserver.resultsDeleted): the window (the last `flaky.window` runs in
+ * which each ran), its flake rate and flakiness by the three rules, the last status and run, when it last failed, and
+ * the state; a quarantine is kept as it is. The same rules as flakiness.ts, in SQL, as the TestHealth migration fills
+ * the table; only the runs still there count (a deleted run's row is gone before its results are). By test case id,
+ * in order, so that two writers' row locks come in one order.
+ */
+export async function recountHealth(
+  tx: EntityManager,
+  projectId: string,
+  testIds: readonly string[],
+): Promise<void> {
+  if (!testIds.length) {
+    return;
+  }
+  await tx.query(
+    `WITH settings AS (
+       SELECT coalesce((p.settings->'flaky'->>'window')::int, 30) AS win,
+              coalesce((p.settings->'flaky'->>'minRuns')::int, 5) AS min_runs,
+              coalesce((p.settings->'flaky'->>'flipRate')::float8, 0.2) AS flip_rate
+         FROM projects p WHERE p.id = $1
+     ),
+     locked AS (
+       SELECT h.test_id FROM test_health h WHERE h.test_id = ANY($2::bigint[]) ORDER BY h.test_id FOR UPDATE
+     ),
+     entries AS (
+       SELECT k.test_id, e.*, row_number() OVER (PARTITION BY k.test_id ORDER BY e.run_id DESC) AS n
+         FROM locked k
+        CROSS JOIN LATERAL (
+          SELECT r.run_id,
+                 ((${bit('r.status')} << 4) | ${bit('r.status')} | r.other_statuses)::smallint AS bits,
+                 r.status = 'PASSED' AS passed,
+                 ${key('ru.stream')} AS stream_key,
+                 coalesce(${key("ru.attributes->>'commit'")}, 0) AS commit_key
+            FROM results r JOIN runs ru ON ru.id = r.run_id
+           WHERE r.test_id = k.test_id AND r.outcome AND r.status <> 'SKIPPED'
+           ORDER BY r.run_id DESC LIMIT (SELECT win FROM settings)) e
+     ),
+     windows AS (
+       SELECT e.*, lag(e.passed) OVER (PARTITION BY e.test_id, e.stream_key ORDER BY e.run_id) AS prev_passed FROM entries e
+     ),
+     judged AS (
+       SELECT w.test_id, array_agg(w.run_id ORDER BY w.run_id) AS w_run, array_agg(w.bits ORDER BY w.run_id) AS w_bits,
+              array_agg(w.stream_key ORDER BY w.run_id) AS w_stream, array_agg(w.commit_key ORDER BY w.run_id) AS w_commit,
+              count(*)::int AS runs,
+              count(*) FILTER (WHERE w.prev_passed IS NOT NULL AND w.prev_passed <> w.passed)::int AS flips,
+              bool_or(w.bits & 1 <> 0 AND w.bits & 6 <> 0) AS mixed
+         FROM windows w GROUP BY w.test_id
+     ),
+     revisions AS (
+       SELECT DISTINCT w.test_id FROM windows w WHERE w.commit_key <> 0
+        GROUP BY w.test_id, w.commit_key HAVING bool_or(w.bits & 1 <> 0) AND bool_or(w.bits & 6 <> 0)
+     ),
+     recounted AS (
+       SELECT k.test_id, coalesce(j.w_run, '{}') AS w_run, coalesce(j.w_bits, '{}') AS w_bits,
+              coalesce(j.w_stream, '{}') AS w_stream, coalesce(j.w_commit, '{}') AS w_commit, coalesce(j.runs, 0) AS runs,
+              CASE WHEN j.runs >= 2 THEN j.flips::float8 / (j.runs - 1) END AS flake_rate,
+              coalesce(j.mixed, false)
+                OR EXISTS (SELECT 1 FROM revisions v WHERE v.test_id = k.test_id)
+                OR (coalesce(j.runs, 0) >= s.min_runs AND j.runs >= 2 AND j.flips::float8 / (j.runs - 1) >= s.flip_rate) AS flaky,
+              l.status AS last_status, l.run_id AS last_run_id, lf.at AS last_failed_at
+         FROM locked k CROSS JOIN settings s
+         LEFT JOIN judged j ON j.test_id = k.test_id
+         LEFT JOIN LATERAL (
+           SELECT r.status, r.run_id FROM results r JOIN runs ru ON ru.id = r.run_id
+            WHERE r.test_id = k.test_id AND r.outcome ORDER BY r.run_id DESC LIMIT 1) l ON true
+         LEFT JOIN LATERAL (
+           SELECT max(ru.started_at) AS at FROM results r JOIN runs ru ON ru.id = r.run_id
+            WHERE r.test_id = k.test_id AND r.outcome AND r.status IN ('FAILED', 'BROKEN')) lf ON true
+     )
+     UPDATE test_health h
+        SET w_run = c.w_run, w_bits = c.w_bits, w_stream = c.w_stream, w_commit = c.w_commit, runs = c.runs,
+            flake_rate = c.flake_rate, flaky = c.flaky, last_status = c.last_status, last_run_id = c.last_run_id,
+            last_failed_at = c.last_failed_at,
+            state = CASE WHEN h.q_since IS NOT NULL AND (h.q_until IS NULL OR h.q_until > now()) THEN 'QUARANTINED'
+                         WHEN c.flaky THEN 'FLAKY' WHEN c.last_status IN ('FAILED', 'BROKEN') THEN 'FAILING'
+                         ELSE 'HEALTHY' END
+       FROM recounted c
+      WHERE h.test_id = c.test_id`,
+    [projectId, testIds],
+  );
+}
