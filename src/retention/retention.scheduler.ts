@@ -40,6 +40,7 @@ export class RetentionScheduler implements OnApplicationBootstrap, OnApplication
 
   async onApplicationShutdown(): Promise<void> {
     this.stopped = true;
+    this.retention.stop();
     clearInterval(this.cleanupTimer);
     clearInterval(this.purgeTimer);
     await this.running;

@@ -32,6 +32,8 @@ export interface PassOutcome {
 @Injectable()
 export class RetentionService {
   private readonly logger = new Logger(RetentionService.name);
+  /** Set at shutdown: the work stops after the batch in flight (what is left stays queued for the next start). */
+  private stopping = false;
 
   constructor(
     private readonly repo: RetentionRepository,
@@ -76,9 +78,17 @@ export class RetentionService {
     }
   }
 
+  /** Stops the work at the next batch's end (the replica is shutting down). */
+  stop(): void {
+    this.stopping = true;
+  }
+
   /** The scheduled cleanup: every project with a policy, one after the other, then whatever else is queued. */
   async cleanupAll(): Promise<void> {
     for (const { id, keep } of await this.repo.projectsWithPolicy()) {
+      if (this.stopping) {
+        return;
+      }
       try {
         const outcome = await this.pass(id, keep);
         if (outcome.runsDeleted > 0) {
@@ -123,7 +133,7 @@ export class RetentionService {
    * by a pass that was interrupted). Loops until nothing is left, as deletes may arrive meanwhile.
    */
   async purgeAll(): Promise<void> {
-    for (;;) {
+    while (!this.stopping) {
       const deleting = await this.repo.deletingProjects();
       const queued = new Set((await this.repo.queuedPurges()).map((q) => q.projectId));
       if (!deleting.length && !queued.size) {
@@ -146,7 +156,7 @@ export class RetentionService {
   private async purgeQueued(projectId: string): Promise<void> {
     const { batch, pauseMs } = this.config.retention;
     for (const queued of await this.repo.queuedPurges(projectId)) {
-      for (;;) {
+      while (!this.stopping) {
         const { deleted, done } = await this.repo.transaction(async (tx) => {
           const { deleted, testIds } = await this.repo.deleteResultsBatch(tx, queued.runId, batch);
           if (queued.projectLive) {
@@ -192,6 +202,10 @@ export class RetentionService {
       runs = await this.repo.deleteRunsOfProject(projectId, RUNS_PER_STATEMENT);
     } while (runs === RUNS_PER_STATEMENT);
     await this.purgeQueued(projectId);
+    if (this.stopping || (await this.repo.queuedPurges(projectId)).length) {
+      // Stopped mid-purge: the rest at the next start (test cases go only once their results have).
+      return;
+    }
     const { batch, pauseMs } = this.config.retention;
     let tests: number;
     do {
