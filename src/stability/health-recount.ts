@@ -4,8 +4,15 @@ import type { EntityManager } from 'typeorm';
 const bit = (column: string) =>
   `(CASE ${column} WHEN 'PASSED' THEN 1 WHEN 'FAILED' THEN 2 WHEN 'BROKEN' THEN 4 ELSE 8 END)`;
 
-/** SQL for a text's 64-bit key (health-keys.ts): the first 8 bytes of its MD5, signed. */
-const key = (text: string) => `('x' || substr(md5(${text}), 1, 16))::bit(64)::bigint`;
+/** SQL for a text's 32-bit key (health-keys.ts, textKey): the first 4 bytes of its MD5. */
+const key = (text: string) => `decode(substr(md5(${text}), 1, 8), 'hex')`;
+
+/** No commit's key (NO_COMMIT). */
+const NO_KEY = `'\\x00000000'::bytea`;
+
+/** SQL for a commit's key (health-keys.ts, commitKey): NULL for none; never NO_KEY for one. */
+const commitKey = (text: string) =>
+  `(SELECT CASE WHEN k = ${NO_KEY} THEN '\\x00000001'::bytea ELSE k END FROM (SELECT ${key(text)} AS k) c)`;
 
 /**
  * Recounts the kept health of these test cases (test_health) from the outcomes they have left, after the retention
@@ -40,8 +47,8 @@ export async function recountHealth(
           SELECT r.run_id,
                  ((${bit('r.status')} << 4) | ${bit('r.status')} | r.other_statuses)::smallint AS bits,
                  r.status = 'PASSED' AS passed,
-                 ${key('ru.stream')} AS stream_key,
-                 coalesce(${key("ru.attributes->>'commit'")}, 0) AS commit_key
+                 ${key("coalesce(ru.stream, '')")} AS stream_key,
+                 coalesce(${commitKey("nullif(ru.attributes->>'commit', '')")}, ${NO_KEY}) AS commit_key
             FROM results r JOIN runs ru ON ru.id = r.run_id
            WHERE r.test_id = k.test_id AND r.outcome AND r.status <> 'SKIPPED'
            ORDER BY r.run_id DESC LIMIT (SELECT win FROM settings)) e
@@ -50,20 +57,20 @@ export async function recountHealth(
        SELECT e.*, lag(e.passed) OVER (PARTITION BY e.test_id, e.stream_key ORDER BY e.run_id) AS prev_passed FROM entries e
      ),
      judged AS (
-       SELECT w.test_id, array_agg(w.run_id ORDER BY w.run_id) AS w_run, array_agg(w.bits ORDER BY w.run_id) AS w_bits,
-              array_agg(w.stream_key ORDER BY w.run_id) AS w_stream, array_agg(w.commit_key ORDER BY w.run_id) AS w_commit,
+       SELECT w.test_id,
+              string_agg(substr(int8send(w.run_id), 3, 6) || set_byte('\\x00'::bytea, 0, w.bits) || w.stream_key
+                         || w.commit_key, ''::bytea ORDER BY w.run_id) AS bytes,
               count(*)::int AS runs,
               count(*) FILTER (WHERE w.prev_passed IS NOT NULL AND w.prev_passed <> w.passed)::int AS flips,
               bool_or(w.bits & 1 <> 0 AND w.bits & 6 <> 0) AS mixed
          FROM windows w GROUP BY w.test_id
      ),
      revisions AS (
-       SELECT DISTINCT w.test_id FROM windows w WHERE w.commit_key <> 0
+       SELECT DISTINCT w.test_id FROM windows w WHERE w.commit_key <> ${NO_KEY}
         GROUP BY w.test_id, w.commit_key HAVING bool_or(w.bits & 1 <> 0) AND bool_or(w.bits & 6 <> 0)
      ),
      recounted AS (
-       SELECT k.test_id, coalesce(j.w_run, '{}') AS w_run, coalesce(j.w_bits, '{}') AS w_bits,
-              coalesce(j.w_stream, '{}') AS w_stream, coalesce(j.w_commit, '{}') AS w_commit, coalesce(j.runs, 0) AS runs,
+       SELECT k.test_id, coalesce(j.bytes, ''::bytea) AS win, coalesce(j.runs, 0) AS runs,
               CASE WHEN j.runs >= 2 THEN j.flips::float8 / (j.runs - 1) END AS flake_rate,
               coalesce(j.mixed, false)
                 OR EXISTS (SELECT 1 FROM revisions v WHERE v.test_id = k.test_id)
@@ -79,7 +86,7 @@ export async function recountHealth(
             WHERE r.test_id = k.test_id AND r.outcome AND r.status IN ('FAILED', 'BROKEN')) lf ON true
      )
      UPDATE test_health h
-        SET w_run = c.w_run, w_bits = c.w_bits, w_stream = c.w_stream, w_commit = c.w_commit, runs = c.runs,
+        SET win = c.win, runs = c.runs,
             flake_rate = c.flake_rate, flaky = c.flaky, last_status = c.last_status, last_run_id = c.last_run_id,
             last_failed_at = c.last_failed_at,
             state = CASE WHEN h.q_since IS NOT NULL AND (h.q_until IS NULL OR h.q_until > now()) THEN 'QUARANTINED'
