@@ -1,13 +1,9 @@
-import { CHANGES_SQL } from '../insights/changes.js';
-
 /**
  * What the gate knows of each outcome `r` of the run it evaluates, as SQL over `results r`: the one place that says
  * which outcomes a quarantine or a known issue leaves out, and which failures are new. GateRepository.tally counts
- * with it; the quarantine (test health) and the failure signatures (triage) each change one expression here.
+ * with it; the quarantine (test health) and the failure signatures (triage) each own one expression here.
  *
- * Parameters: `$1` the run, `$2` the run before it in its stream (null when none), `$3` whether the two are of one
- * code revision (src/insights/changes.ts, sameRevision), `$6` whether noNewFailures is checked (when not, what
- * only new failures need is not read).
+ * Parameters: `$1` the run; `$2` ignoreQuarantined and `$3` ignoreKnownIssues (see tallySql).
  */
 export interface OutcomeFacts {
   /** Joined to `results r` (each at most one row an outcome). */
@@ -20,21 +16,28 @@ export interface OutcomeFacts {
   newFailure: string;
 }
 
+/** A failing outcome: only those have a signature (failure_results has a row for each failing result). */
+const FAILING = `r.status IN ('FAILED', 'BROKEN')`;
+
 export const OUTCOME_FACTS: OutcomeFacts = {
-  // Until failure signatures exist, a new failure is what compare calls NEW_FAILURE against the run before in the
-  // stream (runs.count_new_failures counts the same), and there is no known issue to leave out.
+  // A failing result's signature, by failure_results' key (run, result), then the signature by its id.
   joins: `LEFT JOIN test_health th ON th.test_id = r.test_id
-          LEFT JOIN (${CHANGES_SQL}) ch ON $6::boolean AND ch.test_id = r.test_id`,
+          LEFT JOIN failure_results fr ON fr.run_id = r.run_id AND fr.result_id = r.id
+          LEFT JOIN failure_signatures fs ON fs.id = fr.signature_id`,
   // Quarantined now, as test health says it (src/stability/flakiness.ts, quarantineActive): an `until` that passed
   // ends it at once, before the sweep clears it.
   quarantined: `th.q_since IS NOT NULL AND (th.q_until IS NULL OR th.q_until > now())`,
-  knownIssue: 'false',
-  newFailure: `coalesce(ch.change = 'NEW_FAILURE', false)`,
+  // Known as the signature is now (a triage changes it for every occurrence, past and future): an issue, or a
+  // person's (or a suggestion's) triage other than TO_INVESTIGATE.
+  knownIssue: `${FAILING} AND coalesce(fs.issue_url IS NOT NULL OR fs.triage <> 'TO_INVESTIGATE', false)`,
+  // New (API.md, "Failure triage": first seen in this run) and still TO_INVESTIGATE. A stream's first run's
+  // failures are news too: the signature is the project's, not the stream's.
+  newFailure: `${FAILING} AND coalesce(fs.first_run_id = r.run_id AND fs.triage = 'TO_INVESTIGATE', false)`,
 };
 
 /**
  * The outcomes of run `$1` and the gate's facts of each, then counted: `counts` is the one predicate of whether an
- * outcome counts against the gate, given `$4` ignoreQuarantined and `$5` ignoreKnownIssues (and `$6`, above). A quarantined test's
+ * outcome counts against the gate, given `$2` ignoreQuarantined and `$3` ignoreKnownIssues. A quarantined test's
  * outcome is left out whatever its status; a known issue is a failure's (a quarantine is said first, so an outcome
  * is left out for one reason only). Reads the run's outcomes by its index (ix_results_run_status), each fact by key.
  */
@@ -46,8 +49,8 @@ export function tallySql(facts: OutcomeFacts = OUTCOME_FACTS): string {
         FROM results r ${facts.joins}
        WHERE r.run_id = $1 AND r.outcome
     ), c AS (
-      SELECT status, new_failure, $4::boolean AND quarantined AS left_quarantined,
-             $5::boolean AND known AND NOT ($4::boolean AND quarantined) AS left_known
+      SELECT status, new_failure, $2::boolean AND quarantined AS left_quarantined,
+             $3::boolean AND known AND NOT ($2::boolean AND quarantined) AS left_known
         FROM o
     )
     SELECT count(*)::int AS ran,

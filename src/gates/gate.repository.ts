@@ -3,7 +3,6 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { effectiveSettings, type ProjectSettings } from '../common/project-settings.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
-import { PREVIOUS_RUN_SQL, sameRevision } from '../insights/changes.js';
 import type { RunStatus } from '../results/entities.js';
 import type { GateCondition, GateTally, GateVerdict } from './gate-conditions.js';
 import { tallySql } from './gate-counting.js';
@@ -65,24 +64,8 @@ export class GateRepository {
   async tally(
     tx: EntityManager,
     runId: string,
-    options: { ignoreQuarantined: boolean; ignoreKnownIssues: boolean; newFailures: boolean },
+    options: { ignoreQuarantined: boolean; ignoreKnownIssues: boolean },
   ): Promise<GateTally> {
-    let base: string | null = null;
-    let same = false;
-    if (options.newFailures) {
-      const before: {
-        id: string;
-        base_attributes: Record<string, string>;
-        head_attributes: Record<string, string>;
-      }[] = await tx.query(PREVIOUS_RUN_SQL, [runId]);
-      if (before.length) {
-        base = String(before[0].id);
-        same = sameRevision(
-          { attributes: before[0].head_attributes },
-          { attributes: before[0].base_attributes },
-        );
-      }
-    }
     const [t]: {
       ran: number;
       passed: number;
@@ -92,14 +75,7 @@ export class GateRepository {
       new_failures: number;
       ignored_quarantined: number;
       ignored_known_issues: number;
-    }[] = await tx.query(tallySql(), [
-      runId,
-      base,
-      same,
-      options.ignoreQuarantined,
-      options.ignoreKnownIssues,
-      options.newFailures && base !== null,
-    ]);
+    }[] = await tx.query(tallySql(), [runId, options.ignoreQuarantined, options.ignoreKnownIssues]);
     return {
       ran: t.ran,
       passed: t.passed,

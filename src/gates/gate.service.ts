@@ -106,7 +106,6 @@ export class GateService {
         ? await this.gates.tally(tx, runId, {
             ignoreQuarantined: settings.ignoreQuarantined,
             ignoreKnownIssues: settings.ignoreKnownIssues,
-            newFailures: settings.noNewFailures,
           })
         : undefined;
       const verdict = tally ? evaluateGate(settings, tally) : { status: 'OFF' as const, conditions: [] };

@@ -174,6 +174,17 @@ export class SignaturesRepository {
   }
 
   /**
+   * The tests the signature appeared in (its link rows, by their key), or undefined when there are more than `max`.
+   */
+  async testsOf(id: string, max: number): Promise<string[] | undefined> {
+    const rows: { test_id: string }[] = await this.db.query(
+      'SELECT test_id FROM failure_signature_tests WHERE signature_id = $1 LIMIT $2',
+      [id, max + 1],
+    );
+    return rows.length > max ? undefined : rows.map((r) => String(r.test_id));
+  }
+
+  /**
    * Up to 10 signatures of the project whose keys are most similar to this one's: the trigram index of keys finds
    * those above pg_trgm's similarity threshold (0.3, its default), ordered by similarity.
    */

@@ -6,6 +6,7 @@ import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
+import { GATE_REEVALUATE, type GateReevaluate } from '../gates/gate.events.js';
 import type {
   FailureDetailDto,
   FailureSignatureDto,
@@ -111,6 +112,15 @@ export class TriageService {
       },
     };
     this.events.emit(AUDIT_EVENT, record);
+    if (change.triage !== undefined || change.issue !== undefined) {
+      // What the gate leaves out (a known issue) and counts (a new failure still to investigate) changed: the
+      // latest finished run of each stream in which one of the signature's tests ran is evaluated again.
+      const testIds = await this.signatures.testsOf(id, MAX_REEVALUATE_TESTS);
+      this.events.emit(GATE_REEVALUATE, {
+        projectId,
+        ...(testIds ? { testIds } : {}),
+      } satisfies GateReevaluate);
+    }
     return this.get(id);
   }
 
@@ -122,6 +132,9 @@ export class TriageService {
     return signature;
   }
 }
+
+/** A signature of more tests than this has the latest run of every stream evaluated again, not a list of tests. */
+const MAX_REEVALUATE_TESTS = 10_000;
 
 /** An issue link is followed by people: http(s) only (a `javascript:` or `data:` URL would run in their browser). */
 function checkIssueUrl(url: string): void {

@@ -175,20 +175,35 @@ describe('Quality gate', () => {
     expect((await v1Run({})).gate.status).toBe('FAILED');
   });
 
-  it('noNewFailures fails a run with a test newly failing in its stream, not one still failing', async () => {
+  it('noNewFailures fails a run with a failure whose signature is new in it, not one seen before', async () => {
     await only({ noNewFailures: true });
-    const first = await v1Run({ a: 'PASSED', b: 'FAILED' }, { stream: 'nnf' });
-    // The stream's first run: nothing to be new against.
+    const messages = { b: 'nnf: the basket was empty', c: 'nnf: the basket was empty', a: 'nnf: no card' };
+    const withMessages = async (outcomes: Record<string, Status>) => {
+      const run = (
+        await post(`/api/projects/${projectId}/runs`, { name: 'gate run', stream: 'nnf' }).expect(201)
+      ).body as { id: number };
+      const results = Object.entries(outcomes).map(([name, status]) => ({
+        name,
+        suite: 'S',
+        status,
+        message: status === 'PASSED' ? undefined : messages[name as keyof typeof messages],
+      }));
+      await post(`/api/runs/${run.id}/results`, { results }).expect(201);
+      await post(`/api/runs/${run.id}/finish`, {}).expect(200);
+      return run;
+    };
+    // The project's first sight of b's failure: new, also in the stream's first run.
+    const first = await withMessages({ a: 'PASSED', b: 'FAILED' });
     expect(await gateOf(first.id)).toMatchObject({
-      status: 'PASSED',
-      conditions: [{ name: 'noNewFailures', expected: 0, actual: 0, passed: true }],
+      status: 'FAILED',
+      conditions: [{ name: 'noNewFailures', expected: 0, actual: 1, passed: false }],
     });
-    const still = await v1Run({ a: 'PASSED', b: 'FAILED', c: 'FAILED' }, { stream: 'nnf' });
-    // c was not in the run before (added, not new), b still failing.
+    // c newly failing, but with b's signature, seen before: nothing new.
+    const still = await withMessages({ a: 'PASSED', b: 'FAILED', c: 'FAILED' });
     expect((await gateOf(still.id)).conditions).toEqual([
       { name: 'noNewFailures', expected: 0, actual: 0, passed: true },
     ]);
-    const newly = await v1Run({ a: 'BROKEN', b: 'FAILED', c: 'FAILED' }, { stream: 'nnf' });
+    const newly = await withMessages({ a: 'BROKEN', b: 'FAILED', c: 'FAILED' });
     expect(await gateOf(newly.id)).toMatchObject({
       status: 'FAILED',
       conditions: [{ name: 'noNewFailures', expected: 0, actual: 1, passed: false }],
