@@ -7,6 +7,8 @@ import {
   type ResultsEvent,
   type RunFinishedEvent,
 } from '../results/results.events.js';
+import { NOTIFY, type NotifyEvent } from '../notifications/notification.events.js';
+import { ResultsService } from '../results/results.service.js';
 import { STABILITY_EVENT, type StabilityEvent } from '../stability/stability.events.js';
 import type { GateDto } from './dto/gate.dto.js';
 import { evaluateGate } from './gate-conditions.js';
@@ -26,6 +28,7 @@ export class GateService {
   constructor(
     private readonly gates: GateRepository,
     private readonly events: EventEmitter2,
+    private readonly results: ResultsService,
   ) {}
 
   /** GET /api/runs/{id}/gate. A finished run not evaluated yet (its replica died first) is evaluated now. */
@@ -118,8 +121,34 @@ export class GateService {
         runId,
         data: { gate: toGateDto(stored) },
       } satisfies ResultsEvent);
+      if (stored.status === 'FAILED') {
+        await this.notifyFailed(stored);
+      }
     }
     return stored;
+  }
+
+  /**
+   * `run.failed` (API.md, "Notifications"), with the run and its gate, once per run: its key is the run's, so an
+   * evaluation again that fails too (a triage, a quarantine) adds nothing, and a run that failed only on its
+   * evaluation again (passed at its finish) is announced then. Awaited into the outbox; never throws.
+   */
+  private async notifyFailed(stored: StoredGate): Promise<void> {
+    try {
+      const run = await this.results.getRun(stored.runId);
+      const gate = toGateDto(stored);
+      await this.events.emitAsync(NOTIFY, {
+        type: 'run.failed',
+        projectId: stored.projectId,
+        runId: stored.runId,
+        key: `run.failed:${stored.runId}`,
+        data: { run, gate: { status: gate.status, conditions: gate.conditions } },
+      } satisfies NotifyEvent);
+    } catch (error) {
+      this.logger.error(
+        `The failed gate of run ${stored.runId} was not announced: ${(error as Error).message}`,
+      );
+    }
   }
 }
 

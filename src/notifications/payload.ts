@@ -68,7 +68,7 @@ export function signatureLabel(s: unknown): string {
     return s.slice(0, 200);
   }
   const o = (s ?? {}) as Record<string, unknown>;
-  const name = [o.testName, o.name, o.title, o.message, o.key].find(
+  const name = [o.testName, o.name, o.title, o.message, o.sampleMessage, o.key].find(
     (v): v is string => typeof v === 'string',
   );
   const id = typeof o.id === 'number' || typeof o.id === 'string' ? o.id : '?';

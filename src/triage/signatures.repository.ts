@@ -174,6 +174,23 @@ export class SignaturesRepository {
   }
 
   /**
+   * The signatures first seen in the run (new in it), by id, the first `max` of them and how many there are: by the
+   * run's failing results (failure_results' key), then each signature by its id.
+   */
+  async newInRun(runId: string, max: number): Promise<[SignatureRow[], number]> {
+    const rows: (SignatureRow & { n: string })[] = await this.db.query(
+      `WITH ids AS (SELECT DISTINCT signature_id FROM failure_results WHERE run_id = $1)
+       SELECT s.*, u.email AS assignee_email, u.full_name AS assignee_full_name, count(*) OVER () AS n
+         FROM ids JOIN failure_signatures s ON s.id = ids.signature_id
+         LEFT JOIN users u ON u.id = s.assignee_id
+        WHERE s.first_run_id = $1
+        ORDER BY s.id LIMIT $2`,
+      [runId, max],
+    );
+    return [rows, rows.length ? Number(rows[0].n) : 0];
+  }
+
+  /**
    * The tests the signature appeared in (its link rows, by their key), or undefined when there are more than `max`.
    */
   async testsOf(id: string, max: number): Promise<string[] | undefined> {

@@ -7,6 +7,7 @@ import { ResultsObservers } from '../results/results-observers.js';
 import { ResultsModule } from '../results/results.module.js';
 import { SignaturesRepository } from './signatures.repository.js';
 import { TriageController } from './triage.controller.js';
+import { TriageNotifier } from './triage.notifier.js';
 import { TriageObserver } from './triage.observer.js';
 import { TriageService } from './triage.service.js';
 
@@ -14,7 +15,7 @@ import { TriageService } from './triage.service.js';
 @Module({
   imports: [AccessModule, ResultsModule],
   controllers: [TriageController],
-  providers: [SignaturesRepository, TriageService],
+  providers: [SignaturesRepository, TriageService, TriageNotifier],
 })
 export class TriageModule implements OnModuleInit {
   constructor(
