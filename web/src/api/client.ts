@@ -125,12 +125,42 @@ export interface Member {
   via: 'DIRECT' | 'GROUP';
 }
 
+/** A test's health (API.md, "Test health"): quarantined, else flaky, else failing by its last status, else healthy. */
+export const TEST_STATES = ['HEALTHY', 'FAILING', 'FLAKY', 'QUARANTINED'] as const;
+export type TestState = (typeof TEST_STATES)[number];
+
+/** Why and since when a test is quarantined; `auto` when the flaky tests policy did it (no user then). */
+export interface Quarantine {
+  since: string;
+  reason: string;
+  auto: boolean;
+  byUserId: number | null;
+  until: string | null;
+}
+
 export interface TestCase {
   id: number;
   suite: string;
   name: string;
   lastStatus: ResultStatus | null;
   flaky: boolean;
+  /** Flips ÷ (runs − 1) over the flaky policy's window, 0..1; null until the test has run twice. */
+  flakeRate: number | null;
+  /** The runs of the window it ran in. */
+  runs: number;
+  firstSeenAt: string | null;
+  lastFailedAt: string | null;
+  quarantine: Quarantine | null;
+  state: TestState;
+}
+
+/** The sorts of the tests list (`field,asc|desc`). */
+export const TEST_SORTS = ['name', 'flakeRate', 'lastFailedAt', 'firstSeenAt'] as const;
+
+/** What a quarantine is set with: a reason, and optionally when it ends by itself. */
+export interface QuarantineRequest {
+  reason: string;
+  until?: string;
 }
 
 export interface FailureGroup {
@@ -526,10 +556,17 @@ export function apiOf(session: Session) {
       }),
     runRetention: (projectId: number) =>
       call<{ runsDeleted: number; resultsDeleted: number }>('runRetention', { params: { projectId } }),
-    testHistory: (projectId: number, testId: number, page = 0) =>
-      call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { page, size: 100 } }),
+    testHistory: (projectId: number, testId: number, page = 0, size = 100) =>
+      call<Page<HistoryItem>>('testHistory', { params: { projectId, testId }, query: { page, size } }),
     getTest: (projectId: number, testId: number) =>
       call<TestCase>('getTest', { params: { projectId, testId } }),
+    /** `state` a comma list of TestStates; `sort` one of TEST_SORTS with a direction. */
+    listTests: (projectId: number, query: ListQuery) =>
+      call<Page<TestCase>>('listTests', { params: { projectId }, query: { size: 20, ...query } }),
+    quarantineTest: (projectId: number, testId: number, body: QuarantineRequest) =>
+      call<TestCase>('quarantineTest', { params: { projectId, testId }, body }),
+    releaseTest: (projectId: number, testId: number) =>
+      call<void>('releaseTest', { params: { projectId, testId } }),
     listResults: (runId: number, query: ListQuery) =>
       call<Page<Result>>('listResults', { params: { runId }, query: { size: 50, ...query } }),
     getResult: (runId: number, resultId: number) =>
@@ -543,10 +580,10 @@ export function apiOf(session: Session) {
       call<Comparison>('compare', { params: { runId }, query: { base } }),
     compareTests: (runId: number, query: ListQuery) =>
       call<Page<TestChange>>('compareTests', { params: { runId }, query: { size: 50, ...query } }),
-    listMembers: (projectId: number, page = 0) =>
+    listMembers: (projectId: number, page = 0, size = 50) =>
       call<Page<Member>>('listMembers', {
         params: { projectId },
-        query: { page, size: 50, sort: 'email,asc' },
+        query: { page, size, sort: 'email,asc' },
       }),
     setMember: (projectId: number, userId: number, role: ProjectRole) =>
       call<Member>('setMember', { params: { projectId, userId }, body: { role } }),

@@ -1,11 +1,12 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
 import { type Member, type ProjectRole, roleAtLeast, ROLES } from '../../api/client';
 import { useApi, useMe } from '../../session-context';
 import { Field, Loaded, noItems, Page, Pager } from '../../ui/components';
 import { type Outcome, outcomeOf, OutcomeLine, said } from '../../ui/outcome';
 import { useUrlState } from '../../ui/url-state';
+import { ProjectNav } from './ProjectNav';
 
 type Action = 'update' | 'remove' | 'invite';
 
@@ -47,9 +48,7 @@ export function Members() {
   });
   return (
     <Page title={project.data ? `Members of ${project.data.name}` : 'Members'}>
-      <nav className="links" aria-label="Project">
-        <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
-      </nav>
+      <ProjectNav projectId={projectId} role={role} />
       <OutcomeLine of={outcome} only={['update', 'remove']} />
       <Loaded query={members} what="Loading members" isEmpty={noItems} empty="No members.">
         {(data) => (

@@ -14,6 +14,7 @@ import { PassRateChart } from '../../ui/charts';
 import { RelativeTime } from '../../ui/relative-time';
 import { SearchField } from '../../ui/SearchField';
 import { useUrlState } from '../../ui/url-state';
+import { ProjectNav } from './ProjectNav';
 
 const KEYS = ['q', 'status', 'stream', 'page'] as const;
 
@@ -96,12 +97,7 @@ export function ProjectRuns() {
         </>
       }
     >
-      <nav className="links" aria-label="Project">
-        {role && role !== 'VIEWER' ? <Link to={`/projects/${projectId}/import`}>Import a report</Link> : null}
-        <Link to={`/projects/${projectId}/members`}>Members</Link>
-        <Link to={`/projects/${projectId}/settings`}>Settings</Link>
-        <Link to={`/projects/${projectId}/retention`}>Retention</Link>
-      </nav>
+      <ProjectNav projectId={projectId} role={role} />
       {/* The stream picks the trend and the runs both: above both, with the runs' own filters beside it. */}
       <RunFilters q={filters.q} status={filters.status} set={set}>
         <StreamPicker stream={filters.stream} streams={streams} onPick={(stream) => set({ stream })} />
