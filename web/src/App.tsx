@@ -11,11 +11,12 @@ import { ProjectRuns } from './pages/projects/ProjectRuns';
 import { ImportReport } from './pages/projects/ImportReport';
 import { ComparePage } from './pages/projects/ComparePage';
 import { Members } from './pages/projects/Members';
-import { NotificationsPage } from './pages/projects/notifications/NotificationsPage';
 import { RetentionPage } from './pages/projects/retention/RetentionPage';
 import { ResultPage } from './pages/projects/ResultPage';
 import { RunPage } from './pages/projects/RunPage';
 import { TestHistory } from './pages/projects/TestHistory';
+import { SettingsPage } from './pages/projects/settings/SettingsPage';
+import { TestsPage } from './pages/projects/tests/TestsPage';
 import { Security } from './pages/profile/Security';
 import { SignIn } from './pages/SignIn';
 import { useMe, useSession, useSignedIn } from './session-context';
@@ -49,9 +50,10 @@ export function App() {
           <Route path="/projects" element={<Home />} />
           <Route path="/projects/:projectId" element={<ProjectRuns />} />
           <Route path="/projects/:projectId/import" element={<ImportReport />} />
+          <Route path="/projects/:projectId/tests" element={<TestsPage />} />
           <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
+          <Route path="/projects/:projectId/settings" element={<SettingsPage />} />
           <Route path="/projects/:projectId/members" element={<Members />} />
-          <Route path="/projects/:projectId/settings" element={<NotificationsPage />} />
           <Route path="/projects/:projectId/retention" element={<RetentionPage />} />
           <Route path="/runs/:runId" element={<RunPage />} />
           <Route path="/runs/:runId/results/:resultId" element={<ResultPage />} />
