@@ -3,7 +3,9 @@ import { Link, useParams } from 'react-router';
 import type { Change, Comparison, TestChange } from '../../api/client';
 import { useApi } from '../../session-context';
 import { ErrorMessage, formatDate, Loaded, Loading, noItems, Page, Pager } from '../../ui/components';
+import { TestMark } from '../../ui/test-health';
 import { useUrlState } from '../../ui/url-state';
+import { useMarkedTests } from './tests/queries';
 
 const KEYS = ['base', 'change', 'page'] as const;
 
@@ -190,7 +192,9 @@ function firstNonEmpty(summary: Comparison['summary']): Change {
   return CHANGE_VIEWS.find((v) => summary[v.count] > 0)?.change ?? 'NEW_FAILURE';
 }
 
+/** The tests that changed, flaky and quarantined ones marked beside their names. */
 export function ChangesTable({ items, projectId }: { items: TestChange[]; projectId: number }) {
+  const marks = useMarkedTests(projectId);
   return (
     <div className="table-wrap">
       <table>
@@ -207,6 +211,7 @@ export function ChangesTable({ items, projectId }: { items: TestChange[]; projec
             <tr key={t.testId}>
               <td>
                 <Link to={`/projects/${projectId}/tests/${t.testId}`}>{t.name}</Link>
+                <TestMark {...marks.get(t.testId)} />
                 {t.suite ? <span className="hint block">{t.suite}</span> : null}
               </td>
               <td>

@@ -42,6 +42,7 @@ export function RunPage() {
     <Page title={run.data?.name ?? `Run ${runId}`}>
       <nav className="links" aria-label="Run">
         <Link to={run.data ? `/projects/${run.data.projectId}` : '/projects'}>← All runs of the project</Link>
+        {run.data ? <Link to={`/projects/${run.data.projectId}/tests`}>Tests of the project</Link> : null}
         <Link to={`/runs/${runId}/compare`}>Compare with the run before</Link>
         {run.data ? <PinControl run={run.data} /> : null}
       </nav>
@@ -59,7 +60,13 @@ export function RunPage() {
           </button>
         </p>
       ) : null}
-      <ResultsTable runId={runId} filters={filters} set={set} onRows={onRows} />
+      <ResultsTable
+        runId={runId}
+        projectId={run.data?.projectId}
+        filters={filters}
+        set={set}
+        onRows={onRows}
+      />
     </Page>
   );
 }

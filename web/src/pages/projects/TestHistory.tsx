@@ -4,11 +4,17 @@ import { Link, useParams } from 'react-router';
 import type { HistoryItem } from '../../api/client';
 import { useApi } from '../../session-context';
 import { Loaded, noItems, Page, Pager } from '../../ui/components';
+import { StateBadge } from '../../ui/test-health';
 import { useUrlState } from '../../ui/url-state';
 import { DurationChart } from '../../ui/charts';
 import { flips } from './flips';
+import { TestHealth } from './tests/TestHealth';
 
-/** A test case across runs: a pass/fail strip, its duration chart, how often it flipped, its last failure. */
+/**
+ * A test case across runs: its health (state, flake rate, quarantine with its reason and who set it, and the
+ * controls to quarantine or release it for MAINTAINERs), a pass/fail strip, its duration chart, how often it flipped,
+ * its last failure.
+ */
 export function TestHistory() {
   const api = useApi();
   const params = useParams();
@@ -30,17 +36,14 @@ export function TestHistory() {
     <Page
       title={name}
       actions={
-        test.data ? (
-          <span className={test.data.flaky ? 'badge badge-warn' : 'badge'}>
-            {test.data.flaky ? 'Flaky' : 'Not flaky'}
-            <span className="visually-hidden"> by its last 10 results</span>
-          </span>
-        ) : null
+        test.data?.state ? <StateBadge state={test.data.state} auto={test.data.quarantine?.auto} /> : null
       }
     >
-      <p>
-        <Link to={`/projects/${projectId}`}>← All runs of the project</Link>
-      </p>
+      <nav className="links" aria-label="Project">
+        <Link to={`/projects/${projectId}/tests`}>← All tests of the project</Link>
+        <Link to={`/projects/${projectId}`}>All runs</Link>
+      </nav>
+      {test.data ? <TestHealth projectId={projectId} test={test.data} /> : null}
       <Loaded
         query={history}
         what="Loading the history"

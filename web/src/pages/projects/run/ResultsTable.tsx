@@ -4,7 +4,9 @@ import { Link, useLocation } from 'react-router';
 import { useApi } from '../../../session-context';
 import { counted, ErrorMessage, formatMs, Loading } from '../../../ui/components';
 import { usePagedRows } from '../../../ui/paged-rows';
+import { TestMark } from '../../../ui/test-health';
 import { nextSort, parseSort, sortInWords } from '../../../ui/url-state';
+import { useMarkedTests } from '../tests/queries';
 import { AttemptBadge, AttemptList } from './Attempts';
 import type { Filters, SetFilters } from './filters';
 
@@ -33,21 +35,26 @@ export interface FromResults {
 /**
  * The results in a virtualised table: only the rows in view (and a few around them) are in the page, and only
  * the API pages that hold them are read, so a run of 100,000 results scrolls as one of 100. A result's name links
- * to its page; the one last opened stays marked on the way back.
+ * to its page; the one last opened stays marked on the way back. Flaky and quarantined tests are marked beside
+ * their names (the project's list of them read once, when the project is known).
  */
 export function ResultsTable({
   runId,
+  projectId,
   filters,
   set,
   onRows,
 }: {
   runId: number;
+  /** The run's project, once the run is read: whose flaky and quarantined tests to mark. */
+  projectId?: number;
   filters: Filters;
   set: SetFilters;
   /** Told once the first rows have answered (shown, or failed: what waits for them must not wait forever). */
   onRows: () => void;
 }) {
   const api = useApi();
+  const marks = useMarkedTests(projectId);
   const location = useLocation();
   const opened = (location.state as { opened?: number } | null)?.opened;
   const scroller = useRef<HTMLDivElement>(null);
@@ -125,6 +132,7 @@ export function ResultsTable({
           {total === 0
             ? 'No results match.'
             : [counted(total, 'result'), sortInWords(filters.sort, COLUMNS)].filter(Boolean).join(', ')}
+          {marks.partial ? ' (flaky and quarantined tests marked among the first 500 of the project)' : ''}
         </p>
       )}
       <ErrorMessage error={rows.error} />
@@ -211,6 +219,7 @@ export function ResultsTable({
                         <Link to={resultPath(runId, r.id)} state={from} title={r.name}>
                           {r.name}
                         </Link>
+                        <TestMark {...marks.get(r.testId)} />
                       </div>
                       <div role="cell" className="c-suite" title={r.suite}>
                         {r.suite}
