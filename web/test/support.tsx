@@ -27,7 +27,8 @@ export const pageOf = <T,>(content: T[], page = 0, size = 20, totalElements = co
 
 /**
  * A fetch that answers `METHOD /path` (or just `/path` for a GET) through `routes`, a Response as it is and anything
- * else as JSON; the refresh always succeeds, an unknown path is a 404. Records every call.
+ * else as JSON (a promise once it settles: a request held open); the refresh always succeeds, an unknown path is a
+ * 404. Records every call.
  */
 export function api(routes: Record<string, (url: URL) => unknown>) {
   return vi.fn(async (input: RequestInfo | URL, init?: RequestInit) => {
@@ -41,7 +42,7 @@ export function api(routes: Record<string, (url: URL) => unknown>) {
     if (!route) {
       return json(404, { status: 404, error: 'Not Found', message: `${method} ${url.pathname}` });
     }
-    const answer = route(url);
+    const answer: unknown = await route(url);
     return answer instanceof Response ? answer : json(200, answer);
   });
 }

@@ -306,18 +306,25 @@ function TestRow({
       {canQuarantine ? (
         <td className="c-actions">
           {q ? (
-            <button type="button" className="secondary" disabled={busy} onClick={onRelease}>
-              Release<span className="visually-hidden"> {test.name}</span>
+            <button
+              type="button"
+              className="secondary"
+              aria-label={`Release ${test.name}`}
+              disabled={busy}
+              onClick={onRelease}
+            >
+              Release
             </button>
           ) : (
             <button
               type="button"
               className="secondary"
+              aria-label={`Quarantine ${test.name}`}
               aria-expanded={formOpen}
               disabled={busy}
               onClick={onQuarantine}
             >
-              Quarantine<span className="visually-hidden"> {test.name}</span>
+              Quarantine
             </button>
           )}
         </td>
