@@ -30,7 +30,8 @@ export function SettingsPage() {
   const error = project.error ?? settings.error;
   return (
     <Page title={project.data ? `Settings of ${project.data.name}` : 'Settings'}>
-      <ProjectNav projectId={projectId} role={role} />
+      {/* No way round a project that cannot be opened. */}
+      {project.error ? null : <ProjectNav projectId={projectId} role={role} />}
       {error ? (
         <ErrorMessage error={error} />
       ) : !settings.data || !role ? (

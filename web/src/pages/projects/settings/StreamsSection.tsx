@@ -137,7 +137,7 @@ function StreamsForm({
               reset();
             }}
           >
-            <option value="">automatic: the most runs in the last 30 days</option>
+            <option value="">automatic</option>
             {fallback && !known ? <option value={fallback}>{fallback}</option> : null}
             {(streams.data ?? []).map((s) => (
               <option key={s.stream} value={s.stream}>
@@ -146,7 +146,8 @@ function StreamsForm({
             ))}
           </select>
           <span className={server.byField.default ? 'field-error' : 'hint'} id="streams-default-hint">
-            {server.byField.default ?? 'What the project page and the projects list show first.'}
+            {server.byField.default ??
+              'What the project page and the projects list show first; automatic: the stream with the most runs in the last 30 days.'}
           </span>
         </div>
       </div>

@@ -84,7 +84,8 @@ export function TestsPage() {
   };
   return (
     <Page title={project.data ? `Tests of ${project.data.name}` : 'Tests'}>
-      <ProjectNav projectId={projectId} role={role} />
+      {/* No way round a project that cannot be opened. */}
+      {project.error ? null : <ProjectNav projectId={projectId} role={role} />}
       <div className="filters tests-filters" role="search" aria-label="Filter tests">
         <SearchField
           id="tests-q"
