@@ -2,8 +2,8 @@ import { type FormEvent, useId, useState } from 'react';
 import type { QuarantineRequest } from '../../../api/client';
 import { ErrorMessage } from '../../../ui/components';
 
-/** The longest reason the form takes: a sentence or two, not a report. */
-export const MAX_REASON = 500;
+/** The longest reason the API takes (a sentence or two, not a report). */
+export const MAX_REASON = 1000;
 
 /** A day picked in a date input (`YYYY-MM-DD`) as the end of that day in the browser's time zone, as the API's ISO. */
 export function endOfDay(day: string): string {
