@@ -32,6 +32,7 @@ export function TestHistory() {
     queryFn: () => api.getTest(projectId, testId),
   });
   const name = test.data?.name ?? history.data?.content[0]?.name ?? `Test ${testId}`;
+  const suite = test.data?.suite ?? history.data?.content[0]?.suite;
   return (
     <Page
       title={name}
@@ -39,6 +40,7 @@ export function TestHistory() {
         test.data?.state ? <StateBadge state={test.data.state} auto={test.data.quarantine?.auto} /> : null
       }
     >
+      {suite ? <p className="hint test-suite-line">{suite}</p> : null}
       <nav className="links" aria-label="Project">
         <Link to={`/projects/${projectId}/tests`}>← All tests of the project</Link>
         <Link to={`/projects/${projectId}`}>All runs</Link>
@@ -71,7 +73,6 @@ function HistoryView({ items, older }: { items: HistoryItem[]; older: boolean })
   const flipped = flips(ordered);
   return (
     <>
-      <p className="hint">{items[0].suite}</p>
       <h2>{older ? `${items.length} earlier runs` : `Last ${items.length} runs`}</h2>
       <ol className="strip" aria-label="Status in each run, oldest first">
         {ordered.map((i) => (

@@ -86,7 +86,8 @@ export function TestsPage() {
     <Page title={project.data ? `Tests of ${project.data.name}` : 'Tests'}>
       {/* No way round a project that cannot be opened. */}
       {project.error ? null : <ProjectNav projectId={projectId} role={role} />}
-      <div className="filters tests-filters" role="search" aria-label="Filter tests">
+      {/* Nothing to filter in a project that cannot be opened: its error alone, from the list below. */}
+      <div className="filters tests-filters" role="search" aria-label="Filter tests" hidden={!!project.error}>
         <SearchField
           id="tests-q"
           label="Name"
@@ -161,7 +162,7 @@ export function TestsPage() {
                       Last {STRIP_RUNS} runs
                     </th>
                     <SortHeader column={COLUMNS[2]} sort={filters.sort} set={set} className="c-seen" />
-                    <SortHeader column={COLUMNS[3]} sort={filters.sort} set={set} className="c-failed" />
+                    <SortHeader column={COLUMNS[3]} sort={filters.sort} set={set} className="c-last-failed" />
                     {canQuarantine ? (
                       <th scope="col" className="c-actions">
                         <span className="visually-hidden">Actions</span>
@@ -300,7 +301,7 @@ function TestRow({
         <span className="phone-only hint">first seen </span>
         {test.firstSeenAt ? <RelativeTime iso={test.firstSeenAt} /> : <span className="hint">—</span>}
       </td>
-      <td className="c-failed">
+      <td className="c-last-failed">
         <span className="phone-only hint">last failed </span>
         {test.lastFailedAt ? <RelativeTime iso={test.lastFailedAt} /> : <span className="hint">never</span>}
       </td>
