@@ -44,7 +44,7 @@ describe('Project settings, in the browser', () => {
     await flaky.getByLabel('Window (runs)').waitFor();
     expect(await flaky.getByLabel('Window (runs)').inputValue()).toBe('30');
     expect(await flaky.getByLabel('Flip rate threshold (%)').inputValue()).toBe('20');
-    // Every group in a section of its own, the ones without an editor yet with their values.
+    // Every group in a section of its own: the gate with its editor (GateForm), triage and retention their values.
     for (const name of [
       'Flaky tests',
       'Streams',
@@ -55,9 +55,13 @@ describe('Project settings, in the browser', () => {
     ]) {
       await page.getByRole('region', { name }).waitFor();
     }
+    await page
+      .getByRole('region', { name: 'Quality gate' })
+      .getByRole('form', { name: 'Quality gate' })
+      .waitFor();
     expect(
-      await page.getByRole('region', { name: 'Quality gate' }).getByRole('definition').allTextContents(),
-    ).toEqual(['on', '0', 'none', 'none', 'no', 'not counted', 'not counted']);
+      await page.getByRole('region', { name: 'Retention' }).getByRole('definition').allTextContents(),
+    ).toEqual(['no limit by age', 'no limit by number']);
     await lightAndDark(page, 'settings');
 
     // Out of bounds: said beside the field, nothing sent.

@@ -3,10 +3,10 @@ import { useParams } from 'react-router';
 import { roleAtLeast } from '../../../api/client';
 import { useApi } from '../../../session-context';
 import { ErrorMessage, Loading, Page } from '../../../ui/components';
+import { NotificationsSection } from '../notifications/NotificationsSection';
 import { ProjectNav } from '../ProjectNav';
 import { FlakySection } from './FlakySection';
 import { GateSection } from './GateSection';
-import { NotificationsSection } from './NotificationsSection';
 import { RetentionSection } from './RetentionSection';
 import { settingsKey } from './settings-form';
 import { StreamsSection } from './StreamsSection';
@@ -14,8 +14,9 @@ import { TriageSection } from './TriageSection';
 
 /**
  * A project's settings, a section a group (API.md, "Project settings"): the flaky tests policy and the streams,
- * which MAINTAINERs change here, then the quality gate, triage, retention (OWNERs only) and notifications as they
- * stand. VIEWERs and REPORTERs read every value and are told who changes them.
+ * and the quality gate, which MAINTAINERs change here, then triage and retention (OWNERs only) as they stand, and
+ * notifications (the reader's own mail; webhooks for MAINTAINERs). VIEWERs and REPORTERs read every value and are
+ * told who changes them.
  */
 export function SettingsPage() {
   const api = useApi();
@@ -47,10 +48,10 @@ export function SettingsPage() {
           <div className="settings">
             <FlakySection projectId={projectId} settings={settings.data.flaky} canEdit={canEdit} />
             <StreamsSection projectId={projectId} settings={settings.data.streams} canEdit={canEdit} />
-            <GateSection settings={settings.data.gate} />
+            <GateSection projectId={projectId} settings={settings.data.gate} canEdit={canEdit} />
             <TriageSection settings={settings.data.triage} />
             <RetentionSection settings={settings.data.retention} role={role} />
-            <NotificationsSection />
+            <NotificationsSection projectId={projectId} role={role} />
           </div>
         </>
       )}
