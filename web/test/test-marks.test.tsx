@@ -85,6 +85,7 @@ describe('Flaky and quarantined tests where results are listed', () => {
     counts: { total: 3, passed: 2, failed: 1, broken: 0, skipped: 0, passedOnRetry: 0, attempts: 3 },
     newFailures: null,
     gate: { status: 'OFF' },
+    pinned: false,
   };
   const result = (id: number): Result => ({
     id: 10 + id,

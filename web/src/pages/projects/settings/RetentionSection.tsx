@@ -1,14 +1,17 @@
-import { type ProjectRole, type ProjectSettings, roleAtLeast } from '../../../api/client';
-import { SettingsSection, Values } from './SettingsSection';
+import type { ProjectRole, ProjectSettings } from '../../../api/client';
+import { RetentionEditor } from '../retention/RetentionEditor';
+import { SettingsSection } from './SettingsSection';
 
 /**
- * What the project keeps: finished runs by age and by number (pinned runs and runs in progress always stay). Only
- * OWNERs may change it (the API refuses others); shown as kept, the retention issue gives the owners its editor.
+ * What the project keeps: finished runs by age and by number (pinned runs and runs in progress always stay), with
+ * what the policy removes now. OWNERs change it (the API refuses others), the others read it: RetentionEditor (#40).
  */
 export function RetentionSection({
+  projectId,
   settings,
   role,
 }: {
+  projectId: number;
   settings: ProjectSettings['retention'];
   role: ProjectRole;
 }) {
@@ -17,23 +20,8 @@ export function RetentionSection({
       id="retention"
       title="Retention"
       about="How long finished runs and their results are kept; pinned runs and runs in progress stay."
-      note={roleAtLeast(role, 'OWNER') ? undefined : 'Only the project’s owners change its retention.'}
     >
-      <Values
-        label="Retention"
-        items={[
-          [
-            'Keep runs for',
-            settings.keepDays === null ? 'no limit by age' : `${settings.keepDays.toLocaleString()} days`,
-          ],
-          [
-            'Keep at most',
-            settings.keepRuns === null
-              ? 'no limit by number'
-              : `${settings.keepRuns.toLocaleString()} finished runs`,
-          ],
-        ]}
-      />
+      <RetentionEditor projectId={projectId} settings={settings} role={role} />
     </SettingsSection>
   );
 }

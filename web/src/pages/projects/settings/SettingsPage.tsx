@@ -14,7 +14,7 @@ import { TriageSection } from './TriageSection';
 
 /**
  * A project's settings, a section a group (API.md, "Project settings"): the flaky tests policy and the streams,
- * and the quality gate, which MAINTAINERs change here, then triage and retention (OWNERs only) as they stand, and
+ * and the quality gate, which MAINTAINERs change here, then triage as it stands, retention (OWNERs change it), and
  * notifications (the reader's own mail; webhooks for MAINTAINERs). VIEWERs and REPORTERs read every value and are
  * told who changes them.
  */
@@ -50,7 +50,7 @@ export function SettingsPage() {
             <StreamsSection projectId={projectId} settings={settings.data.streams} canEdit={canEdit} />
             <GateSection projectId={projectId} settings={settings.data.gate} canEdit={canEdit} />
             <TriageSection settings={settings.data.triage} />
-            <RetentionSection settings={settings.data.retention} role={role} />
+            <RetentionSection projectId={projectId} settings={settings.data.retention} role={role} />
             <NotificationsSection projectId={projectId} role={role} />
           </div>
         </>
