@@ -7,6 +7,8 @@ import { AcceptInvitation, ForgotPassword, Register, ResetPassword, VerifyEmail 
 import { Home } from './pages/Home';
 import { NotFound } from './pages/NotFound';
 import { ApiKeys } from './pages/profile/ApiKeys';
+import { FailureDetail } from './pages/projects/failures/FailureDetail';
+import { FailuresPage } from './pages/projects/failures/FailuresPage';
 import { ProjectRuns } from './pages/projects/ProjectRuns';
 import { ImportReport } from './pages/projects/ImportReport';
 import { ComparePage } from './pages/projects/ComparePage';
@@ -55,6 +57,8 @@ export function App() {
           <Route path="/projects/:projectId/settings" element={<SettingsPage />} />
           <Route path="/projects/:projectId/members" element={<Members />} />
           <Route path="/projects/:projectId/retention" element={<RetentionPage />} />
+          <Route path="/projects/:projectId/failures" element={<FailuresPage />} />
+          <Route path="/projects/:projectId/failures/:failureId" element={<FailureDetail />} />
           <Route path="/runs/:runId" element={<RunPage />} />
           <Route path="/runs/:runId/results/:resultId" element={<ResultPage />} />
           <Route path="/runs/:runId/compare" element={<ComparePage />} />

@@ -170,6 +170,78 @@ export interface FailureGroup {
   broken: number;
   tests: number;
   example: string | null;
+  /** The project-wide failure signature of the group (API.md, "Failure triage across runs"). */
+  signatureId?: number | null;
+  /** Whether its signature was first seen in this run. */
+  isNew?: boolean;
+  triage?: Triage;
+  issue?: IssueLink | null;
+  /** Not in the contract: used when the service adds them, else read from the signature. */
+  firstSeen?: SeenAt;
+  runs?: number;
+  suggested?: Suggestion | null;
+}
+
+/** How a failure was judged: TO_INVESTIGATE until someone (or a suggestion) says otherwise. */
+export const TRIAGES = [
+  'TO_INVESTIGATE',
+  'PRODUCT_BUG',
+  'AUTOMATION_BUG',
+  'SYSTEM_ISSUE',
+  'NO_DEFECT',
+] as const;
+export type Triage = (typeof TRIAGES)[number];
+
+/** A ticket a failure is known by: `url` http(s), its `key` (PROJ-123) and `title` when given. */
+export interface IssueLink {
+  url: string;
+  key?: string | null;
+  title?: string | null;
+}
+
+/** Where a failure signature was seen: the run and when. */
+export interface SeenAt {
+  runId: number;
+  at: string;
+}
+
+/** A triage and issue inherited from a similar signature, until someone confirms or changes them. */
+export interface Suggestion {
+  fromId: number;
+  /** 0..1. */
+  similarity: number;
+}
+
+/** A failure signature: one cause of failures, project-wide, with its history and triage. */
+export interface Signature {
+  id: number;
+  projectId: number;
+  key: string;
+  sampleMessage: string | null;
+  firstSeen: SeenAt;
+  lastSeen: SeenAt;
+  occurrences: number;
+  tests: number;
+  runs: number;
+  triage: Triage;
+  issue: IssueLink | null;
+  note: string | null;
+  assignee: { id: number; email: string; fullName: string } | null;
+  suggested: Suggestion | null;
+}
+
+/** A signature as its own page reads it: with the runs it was seen in last and the tests it hits most. */
+export interface SignatureDetail extends Signature {
+  recentRuns: { runId: number; name: string; at: string; count: number }[];
+  topTests: { testId: number; suite: string; name: string; count: number }[];
+}
+
+/** PATCH /api/failures/{id}: only what changes. */
+export interface TriageChange {
+  triage?: Triage;
+  issue?: IssueLink | null;
+  note?: string | null;
+  assigneeId?: number | null;
 }
 
 export interface Suite {
@@ -346,8 +418,11 @@ export interface Result {
   /** Whether this is its test's outcome in the run (its last attempt); false only when every attempt is listed. */
   outcome: boolean;
   /** On an outcome, the test's number of attempts in the run; null on an earlier attempt. */
-  attempts: number | null; /** An outcome that passed after an earlier attempt of its test failed or broke. */
+  attempts: number | null;
+  /** An outcome that passed after an earlier attempt of its test failed or broke. */
   passedOnRetry: boolean;
+  /** A FAILED or BROKEN result's signature and its triage. */
+  failure?: { signatureId: number; isNew: boolean; triage: Triage; issue: IssueLink | null } | null;
 }
 
 /** One attempt of a test in a run: a result without its texts. */
@@ -606,6 +681,21 @@ export function apiOf(session: Session) {
     getNotifyMe: (projectId: number) => call<NotifyMe>('getNotifyMe', { params: { projectId } }),
     putNotifyMe: (projectId: number, body: Partial<NotifyMe>) =>
       call<NotifyMe>('putNotifyMe', { params: { projectId }, body }),
+    /** Every member a select can offer (the API's largest page); a user in through a group and directly once. */
+    allMembers: (projectId: number) =>
+      call<Page<Member>>('listMembers', {
+        params: { projectId },
+        query: { size: 500, sort: 'email,asc' },
+      }).then((page) =>
+        page.content.filter((m, i, all) => all.findIndex((o) => o.userId === m.userId) === i),
+      ),
+    listFailures: (projectId: number, query: ListQuery) =>
+      call<Page<Signature>>('listFailures', { params: { projectId }, query: { size: 20, ...query } }),
+    getFailure: (id: number) => call<SignatureDetail>('getFailure', { params: { id } }),
+    similarFailures: (id: number) =>
+      call<{ signature: Signature; similarity: number }[]>('similarFailures', { params: { id } }),
+    triageFailure: (id: number, change: TriageChange) =>
+      call<Signature>('triageFailure', { params: { id }, body: change }),
   };
 }
 

@@ -70,6 +70,10 @@ export const OPERATIONS = {
   redeliver: ['POST', '/api/webhooks/{webhookId}/deliveries/{deliveryId}/redeliver'],
   getNotifyMe: ['GET', '/api/projects/{projectId}/notifications/me'],
   putNotifyMe: ['PUT', '/api/projects/{projectId}/notifications/me'],
+  listFailures: ['GET', '/api/projects/{projectId}/failures'],
+  getFailure: ['GET', '/api/failures/{id}'],
+  similarFailures: ['GET', '/api/failures/{id}/similar'],
+  triageFailure: ['PATCH', '/api/failures/{id}'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;

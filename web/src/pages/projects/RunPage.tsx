@@ -45,6 +45,9 @@ export function RunPage() {
         {run.data ? <Link to={`/projects/${run.data.projectId}/tests`}>Tests of the project</Link> : null}
         <Link to={`/runs/${runId}/compare`}>Compare with the run before</Link>
         {run.data ? <PinControl run={run.data} /> : null}
+        {run.data ? (
+          <Link to={`/projects/${run.data.projectId}/failures`}>Failures of the project</Link>
+        ) : null}
       </nav>
       <Loaded query={run} what="Loading the run">
         {(data) => <RunSummary run={data} filters={filters} set={set} groups={rowsShown} />}

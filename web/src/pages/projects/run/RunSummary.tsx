@@ -76,6 +76,7 @@ export function RunSummary({
       {failures > 0 ? (
         <FailureGroups
           runId={run.id}
+          projectId={run.projectId}
           enabled={groups}
           active={filters.group}
           page={Number(filters.gpage || 0)}
