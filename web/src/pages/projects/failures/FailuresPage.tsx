@@ -240,7 +240,9 @@ export function Seen({ seen }: { seen: { runId: number; at: string } }) {
   return (
     <Link to={`/runs/${seen.runId}`} className="seen">
       <RelativeTime iso={seen.at} /> <span className="visually-hidden">(run {seen.runId})</span>
-      <span className="hint block wide-only exact-time">{new Date(seen.at).toLocaleString()}</span>
+      <span className="hint block wide-only exact-time">
+        {new Date(seen.at).toLocaleString(undefined, { dateStyle: 'short', timeStyle: 'short' })}
+      </span>
     </Link>
   );
 }
