@@ -356,15 +356,28 @@ describe("A failure's page", () => {
     expect(link.getAttribute('target')).toBe('_blank');
     expect(link.getAttribute('rel')).toBe('noopener noreferrer');
     expect(triage.getByText('Ann Lee')).toBeTruthy();
+  });
 
-    // Assigned to me, the issue removed: only those two.
-    const again = within(screen.getByRole('form', { name: 'Triage this failure' }));
-    await user.selectOptions(again.getByLabelText('Assignee'), 'Me (Mia Me)');
-    await user.clear(again.getByLabelText('Link'));
-    await user.clear(again.getByLabelText('Key'));
-    await user.click(again.getByRole('button', { name: 'Save' }));
-    await waitFor(() => expect(patched(fetchImpl, 5)).toHaveLength(2));
-    expect(patched(fetchImpl, 5)[1]).toEqual({ issue: null, assigneeId: 3 });
+  it('takes an issue off (null) and assigns it to me, sending only those two', async () => {
+    const fetchImpl = api(
+      routes('REPORTER', () =>
+        detail(5, {
+          triage: 'PRODUCT_BUG',
+          issue: { url: 'https://jira.example.com/browse/SHOP-12', key: 'SHOP-12' },
+          note: 'kept',
+          assignee: { id: 4, email: 'ann@example.com', fullName: 'Ann Lee' },
+        }),
+      ),
+    );
+    renderAt(at, pattern, <FailureDetail />, fetchImpl);
+    const form = within(await screen.findByRole('form', { name: 'Triage this failure' }));
+    const user = userEvent.setup();
+    await form.findByRole('option', { name: 'Me (Mia Me)' });
+    await user.selectOptions(form.getByLabelText('Assignee'), 'Me (Mia Me)');
+    await user.clear(form.getByLabelText('Link'));
+    await user.clear(form.getByLabelText('Key'));
+    await user.click(form.getByRole('button', { name: 'Save' }));
+    await waitFor(() => expect(patched(fetchImpl, 5)).toEqual([{ issue: null, assigneeId: 3 }]));
   });
 
   it("refuses a link that is not http(s) before asking, and shows the API's 400 beside its field", async () => {
