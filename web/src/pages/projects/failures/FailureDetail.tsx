@@ -37,11 +37,11 @@ export function FailureDetail() {
       </nav>
       <Loaded query={failure} what="Loading the failure">
         {(f) => (
+          // On a phone: the message, its triage, the similar ones, then where it was seen; on a wide screen the
+          // triage beside the rest.
           <div className="failure-body">
-            <div className="failure-main">
+            <div className="failure-overview">
               <Overview failure={f} />
-              <RecentRuns failure={f} />
-              <TopTests failure={f} />
             </div>
             <div className="failure-side">
               <Triage failure={f} canTriage={canTriage} />
@@ -49,6 +49,10 @@ export function FailureDetail() {
                 <TriageForm key={formKey(f)} failure={f} projectId={projectId} save={save} />
               ) : null}
               <Similar id={f.id} projectId={projectId} />
+            </div>
+            <div className="failure-history">
+              <RecentRuns failure={f} />
+              <TopTests failure={f} />
             </div>
           </div>
         )}
