@@ -691,11 +691,11 @@ export function apiOf(session: Session) {
       ),
     listFailures: (projectId: number, query: ListQuery) =>
       call<Page<Signature>>('listFailures', { params: { projectId }, query: { size: 20, ...query } }),
-    getFailure: (id: number) => call<SignatureDetail>('getFailure', { params: { id } }),
-    similarFailures: (id: number) =>
-      call<{ signature: Signature; similarity: number }[]>('similarFailures', { params: { id } }),
-    triageFailure: (id: number, change: TriageChange) =>
-      call<Signature>('triageFailure', { params: { id }, body: change }),
+    getFailure: (failureId: number) => call<SignatureDetail>('getFailure', { params: { failureId } }),
+    similarFailures: (failureId: number) =>
+      call<{ signature: Signature; similarity: number }[]>('similarFailures', { params: { failureId } }),
+    triageFailure: (failureId: number, change: TriageChange) =>
+      call<Signature>('triageFailure', { params: { failureId }, body: change }),
   };
 }
 

@@ -71,9 +71,9 @@ export const OPERATIONS = {
   getNotifyMe: ['GET', '/api/projects/{projectId}/notifications/me'],
   putNotifyMe: ['PUT', '/api/projects/{projectId}/notifications/me'],
   listFailures: ['GET', '/api/projects/{projectId}/failures'],
-  getFailure: ['GET', '/api/failures/{id}'],
-  similarFailures: ['GET', '/api/failures/{id}/similar'],
-  triageFailure: ['PATCH', '/api/failures/{id}'],
+  getFailure: ['GET', '/api/failures/{failureId}'],
+  similarFailures: ['GET', '/api/failures/{failureId}/similar'],
+  triageFailure: ['PATCH', '/api/failures/{failureId}'],
 } as const satisfies Record<string, readonly [string, string]>;
 
 export type Operation = keyof typeof OPERATIONS;
