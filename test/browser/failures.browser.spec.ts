@@ -246,7 +246,7 @@ describe('Failure triage in the browser', () => {
     await form.getByLabel('Title').fill('Issuer sandbox certificate');
     await form.getByLabel('Triage').selectOption('SYSTEM_ISSUE');
     await form.getByLabel('Note').fill('Sandbox certificate expired; ops ticket SHOP-99.');
-    await form.getByText('49 / 2,000 characters').waitFor();
+    await form.getByText('48 / 2,000 characters').waitFor();
     await form.getByRole('button', { name: 'Save' }).click();
     await page.getByText('Saved.').waitFor();
     await triage.getByRole('link', { name: /^SHOP-99/ }).waitFor();

@@ -82,7 +82,9 @@ export function IssueLinkView({ issue, className }: { issue: IssueLink; classNam
       rel="noopener noreferrer"
       title={title}
     >
-      {text} <span className="visually-hidden">(issue, opens in a new tab)</span>
+      {text}
+      {/* No space before it: a space would be underlined after the key. */}
+      <span className="visually-hidden">, an issue, opens in a new tab</span>
     </a>
   );
 }
