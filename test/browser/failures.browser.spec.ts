@@ -158,6 +158,8 @@ describe('Failure triage in the browser', () => {
     await page.getByRole('button', { name: 'New' }).click();
     await page.getByRole('button', { name: 'Untriaged' }).click();
     await page.waitForURL(/triage=TO_INVESTIGATE/);
+    // The list before stays until the new one is in: its count says when.
+    await page.getByText('3 causes of failure').waitFor();
     await row(page, sig.shipping).waitFor();
     expect(await row(page, sig.issuer).count()).toBe(0);
     await page.getByRole('button', { name: 'Untriaged' }).click();
