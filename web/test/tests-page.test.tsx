@@ -211,6 +211,7 @@ describe("A project's Tests page", () => {
     expect(nav.getAllByRole('link').map((a) => [a.textContent, a.getAttribute('href')])).toEqual([
       ['Runs', '/projects/1'],
       ['Tests', '/projects/1/tests'],
+      ['Failures', '/projects/1/failures'],
       ['Members', '/projects/1/members'],
       ['Settings', '/projects/1/settings'],
     ]);
