@@ -4,7 +4,7 @@ import { RequireProjectRole } from '../access/project-role.guard.js';
 import type { AuthUser } from '../common/auth-user.js';
 import { CurrentUser } from '../common/decorators.js';
 import { ErrorBody } from '../common/error-body.js';
-import { PutSubscriptionDto, SubscriptionDto } from './dto/webhooks.dto.js';
+import { PutSubscriptionDto, NotificationSubscriptionDto } from './dto/webhooks.dto.js';
 import { SubscriptionsRepository } from './subscriptions.repository.js';
 
 @ApiTags('Notifications')
@@ -19,20 +19,23 @@ export class NotificationsMeController {
   @ApiOperation({
     summary: 'Which mails about this project the caller gets: run failed (gate FAILED), new failures',
   })
-  @ApiOkResponse({ type: SubscriptionDto })
-  get(@CurrentUser() user: AuthUser, @Param('projectId') projectId: string): Promise<SubscriptionDto> {
+  @ApiOkResponse({ type: NotificationSubscriptionDto })
+  get(
+    @CurrentUser() user: AuthUser,
+    @Param('projectId') projectId: string,
+  ): Promise<NotificationSubscriptionDto> {
     return this.subscriptions.get(projectId, user.id);
   }
 
   @Put()
   @RequireProjectRole('VIEWER')
   @ApiOperation({ summary: 'Ask for or stop these mails (any member); a field left out keeps its value' })
-  @ApiOkResponse({ type: SubscriptionDto })
+  @ApiOkResponse({ type: NotificationSubscriptionDto })
   put(
     @CurrentUser() user: AuthUser,
     @Param('projectId') projectId: string,
     @Body() dto: PutSubscriptionDto,
-  ): Promise<SubscriptionDto> {
+  ): Promise<NotificationSubscriptionDto> {
     return this.subscriptions.put(projectId, user.id, dto);
   }
 }

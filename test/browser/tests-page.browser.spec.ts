@@ -93,7 +93,7 @@ describe('The Tests page, in the browser', () => {
   async function stripsShown(page: Page): Promise<void> {
     await page.locator('table.tests tbody tr').last().scrollIntoViewIfNeeded();
     await page.locator('.mini-strip-pending').first().waitFor({ state: 'detached' });
-    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.evaluate('window.scrollTo(0, 0)');
   }
 
   const row = (page: Page, name: string) => page.getByTestId(`test-${ids[name]}`);

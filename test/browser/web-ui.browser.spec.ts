@@ -306,12 +306,13 @@ describe('The web UI in Chromium, against the built service on embedded defaults
       await call('POST', `/api/runs/${run.id}/finish`, {});
       return run.id;
     };
+    // One cause: the same message (numbers aside) from the same place in the code (its line aside), so one group.
     const refused = (i: number) => ({
       name: `orders ${i}`,
       suite: 'Orders',
       status: 'BROKEN',
       message: `Connection refused: db:5432 after ${100 + i} ms`,
-      trace: `Error: connect ECONNREFUSED\n    at orders${i} (orders.spec.ts:${10 + i})`,
+      trace: `Error: connect ECONNREFUSED\n    at placeOrder (orders.spec.ts:${10 + i})`,
     });
     const base1 = await push(
       'main #41',
@@ -366,7 +367,9 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     // Labelled by its first message, the normalised key as the tooltip.
     const label = groups.getByText('Connection refused: db:5432 after 100 ms');
     await label.waitFor();
-    expect(await label.getAttribute('title')).toBe('Connection refused: db:<n> after <n> ms');
+    expect(await label.getAttribute('title')).toBe(
+      'Connection refused: db:<n> after <n> ms @ placeOrder (orders.spec.ts)',
+    );
     await groups.getByText('6 tests · 6 broken').waitFor();
     await check(page, 'run');
     await groups.getByRole('button', { name: 'Show the 6 failures of this group' }).click();
@@ -374,7 +377,7 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     expect(page.url()).toContain('group=Connection+refused');
     await page.getByRole('link', { name: 'orders 3' }).click();
     await page.getByRole('heading', { name: 'orders 3' }).waitFor();
-    await page.getByText('at orders3 (orders.spec.ts:13)').waitFor();
+    await page.getByText('at placeOrder (orders.spec.ts:13)').waitFor();
     await check(page, 'run-group-trace');
     await page.getByRole('link', { name: /^← Results of main #42/ }).click();
     await page.getByRole('button', { name: 'Show all results' }).click();

@@ -157,7 +157,7 @@ export class DeliveryDto {
 
 export class WebhooksQueryDto extends PageQueryDto {}
 
-export class SubscriptionDto {
+export class NotificationSubscriptionDto {
   @ApiProperty({ description: 'Mail me when a run fails its quality gate' })
   runFailed: boolean;
 

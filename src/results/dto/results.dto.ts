@@ -32,6 +32,7 @@ import {
   isStorableText,
 } from '../../common/formats.js';
 import { streamProblem } from '../../common/project-settings.js';
+import { IssueLinkDto } from '../../triage/dto/failure.dto.js';
 
 @ValidatorConstraint({ name: 'attributes' })
 export class IsAttributes implements ValidatorConstraintInterface {
@@ -278,13 +279,7 @@ export class ResultFailureDto {
   @ApiProperty({ description: 'The signature was first seen in this run' }) isNew: boolean;
   @ApiProperty({ enum: ['TO_INVESTIGATE', 'PRODUCT_BUG', 'AUTOMATION_BUG', 'SYSTEM_ISSUE', 'NO_DEFECT'] })
   triage: string;
-  @ApiProperty({
-    type: 'object',
-    nullable: true,
-    properties: { url: { type: 'string' }, key: { type: 'string' }, title: { type: 'string' } },
-    required: ['url'],
-  })
-  issue: { url: string; key?: string; title?: string } | null;
+  @ApiProperty({ type: IssueLinkDto, nullable: true }) issue: IssueLinkDto | null;
 }
 
 export class ResultFieldsDto {
