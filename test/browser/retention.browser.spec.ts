@@ -51,7 +51,8 @@ describe('Retention, in the browser', () => {
   it('says what a policy would remove before it is saved, saves it, and cleans up at once', async () => {
     const page = await ui.adminPage();
     await page.goto(`${ui.base}/projects/${projectId}`);
-    await page.getByRole('link', { name: 'Retention' }).click();
+    // The policy is a section of the project's settings.
+    await page.getByRole('navigation', { name: 'Project' }).getByRole('link', { name: 'Settings' }).click();
     const form = page.getByRole('form', { name: 'Retention policy' });
     await form.getByText('No limit: every run is kept.').waitFor();
     // Keep the newest 3: of the ten, #1 and #3 to #7 go (#2 is pinned), 6 runs of 40 results.
