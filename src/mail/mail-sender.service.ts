@@ -6,6 +6,7 @@ import { MailOutboxRepository, QueuedMail } from './mail-outbox.repository.js';
 import { MAIL_QUEUED } from './mail.service.js';
 import { TrialCircuitBreaker } from './mail-circuit-breaker.js';
 import { Metrics } from '../health/metrics.js';
+import { OutboxPump } from '../common/outbox-pump.js';
 
 /** How often each replica looks for due mail (new mail of this replica is sent at once). */
 export const MAIL_POLL_MS = 1_000;
@@ -23,11 +24,7 @@ const STATES = ['closed', 'open', 'half-open', 'isolated'];
 @Injectable()
 export class MailSenderService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Mail');
-  private timer?: NodeJS.Timeout;
-  private pruner?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  private readonly pump: OutboxPump<QueuedMail>;
 
   constructor(
     private readonly outbox: MailOutboxRepository,
@@ -44,14 +41,19 @@ export class MailSenderService implements OnApplicationBootstrap, OnApplicationS
       }
       this.metrics.mailBreakerState.set(state);
     });
+    this.pump = new OutboxPump({
+      name: 'Mail sender',
+      logger: this.logger,
+      pollMs: MAIL_POLL_MS,
+      claim: () => this.outbox.claimDue(BATCH),
+      send: (mail) => this.deliver(mail),
+      prune: () => this.prune(),
+      pruneEveryMs: PRUNE_EVERY_MS,
+    });
   }
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => this.wake(), MAIL_POLL_MS);
-    this.timer.unref();
-    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-    this.pruner.unref();
-    this.wake();
+    this.pump.start();
   }
 
   /** Delivery records (bodies already gone) are kept for a month, for support questions. */
@@ -67,46 +69,13 @@ export class MailSenderService implements OnApplicationBootstrap, OnApplicationS
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    clearInterval(this.pruner);
-    await this.running;
+    await this.pump.stop();
     await this.transport.close();
   }
 
   @OnEvent(MAIL_QUEUED)
   wake(): void {
-    if (this.stopped) {
-      return;
-    }
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((error: Error) => this.logger.error(`Mail sender: ${error.message}`, error.stack))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.wake();
-        }
-      });
-  }
-
-  /** Sends due mail until none is left; resolves when the outbox has nothing due for this replica. */
-  async drain(): Promise<void> {
-    for (;;) {
-      this.again = false;
-      const batch = await this.outbox.claimDue(BATCH);
-      if (!batch.length) {
-        return;
-      }
-      await Promise.all(batch.map((mail) => this.deliver(mail)));
-      if (this.stopped) {
-        return;
-      }
-    }
+    this.pump.wake();
   }
 
   private async deliver(mail: QueuedMail): Promise<void> {
@@ -122,28 +91,43 @@ export class MailSenderService implements OnApplicationBootstrap, OnApplicationS
     }
   }
 
-  private async failed(mail: QueuedMail, error: Error & { responseCode?: number; code?: string }): Promise<void> {
+  private async failed(
+    mail: QueuedMail,
+    error: Error & { responseCode?: number; code?: string },
+  ): Promise<void> {
     if (error instanceof BrokenCircuitError) {
       // Not an attempt: the relay was not contacted. Try again once the circuit lets calls through.
-      await this.outbox.retryLater(mail.id, Math.max(1, Math.ceil(this.breaker.retryAfterMs / 1000)), error.message, false);
+      await this.outbox.retryLater(
+        mail.id,
+        Math.max(1, Math.ceil(this.breaker.retryAfterMs / 1000)),
+        error.message,
+        false,
+      );
       return;
     }
     const reason = describe(error);
-    const permanent = error.responseCode !== undefined && error.responseCode >= 500 && error.responseCode < 600;
+    const permanent =
+      error.responseCode !== undefined && error.responseCode >= 500 && error.responseCode < 600;
     if (permanent || mail.attempts + 1 >= MAX_ATTEMPTS) {
       await this.outbox.markFailed(mail.id, reason);
       this.metrics.mailFailed.inc({ kind: mail.kind });
-      this.logger.error(`Mail failed: ${mail.kind} to ${mail.recipient} after ${mail.attempts + 1} attempt(s): ${reason}`);
+      this.logger.error(
+        `Mail failed: ${mail.kind} to ${mail.recipient} after ${mail.attempts + 1} attempt(s): ${reason}`,
+      );
       return;
     }
     const delay = Math.min(3600, 30 * 2 ** mail.attempts);
     await this.outbox.retryLater(mail.id, delay, reason, true);
-    this.logger.warn(`Mail not sent yet: ${mail.kind} (attempt ${mail.attempts + 1}, next in ${delay} s): ${reason}`);
+    this.logger.warn(
+      `Mail not sent yet: ${mail.kind} (attempt ${mail.attempts + 1}, next in ${delay} s): ${reason}`,
+    );
   }
 }
 
 /** The relay's answer or the socket error, without the message itself. */
 function describe(error: Error & { responseCode?: number; code?: string; response?: string }): string {
-  const parts = [error.code, error.responseCode, error.response ?? error.message].filter((p) => p !== undefined);
+  const parts = [error.code, error.responseCode, error.response ?? error.message].filter(
+    (p) => p !== undefined,
+  );
   return parts.join(' ').replace(/\s+/g, ' ').slice(0, 300);
 }

@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { EventEmitter2, OnEvent } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
+import { OutboxPump } from '../common/outbox-pump.js';
 import { AppConfig } from '../config/app-config.js';
 import { Metrics } from '../health/metrics.js';
 import { MailService } from '../mail/mail.service.js';
@@ -31,11 +32,7 @@ const PRUNE_EVERY_MS = 3_600_000;
 @Injectable()
 export class WebhookSenderService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
-  private timer?: NodeJS.Timeout;
-  private pruner?: NodeJS.Timeout;
-  private running?: Promise<void>;
-  private again = false;
-  private stopped = false;
+  private readonly pump: OutboxPump<ClaimedDelivery>;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -45,24 +42,29 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
     private readonly events: EventEmitter2,
-  ) {}
+  ) {
+    // The lease: a little longer than one attempt may take, so a replica that dies mid-send gives its rows back.
+    const lease = Math.ceil(this.config.webhooks.timeoutMs / 1000) + 10;
+    this.pump = new OutboxPump({
+      name: 'Webhook sender',
+      logger: this.logger,
+      pollMs: WEBHOOK_POLL_MS,
+      claim: () => this.webhooks.claimDue(BATCH, lease),
+      send: (delivery) => this.deliver(delivery),
+      prune: () => this.prune(),
+      pruneEveryMs: PRUNE_EVERY_MS,
+    });
+  }
 
   onApplicationBootstrap(): void {
     this.metrics.gaugeFrom('tms_webhook_outbox_due', 'Webhook deliveries due now and not yet sent', () =>
       this.webhooks.countDue(),
     );
-    this.timer = setInterval(() => this.wake(), WEBHOOK_POLL_MS);
-    this.timer.unref();
-    this.pruner = setInterval(() => void this.prune(), PRUNE_EVERY_MS);
-    this.pruner.unref();
-    this.wake();
+    this.pump.start();
   }
 
   async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    clearInterval(this.pruner);
-    await this.running;
+    await this.pump.stop();
   }
 
   /** Finished deliveries are kept a month, for the deliveries list and support questions. */
@@ -79,38 +81,7 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
 
   @OnEvent(WEBHOOKS_QUEUED)
   wake(): void {
-    if (this.stopped) {
-      return;
-    }
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((error: Error) => this.logger.error(`Webhook sender: ${error.message}`, error.stack))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          this.wake();
-        }
-      });
-  }
-
-  /** Sends due deliveries until none is left for this replica. */
-  async drain(): Promise<void> {
-    const lease = Math.ceil(this.config.webhooks.timeoutMs / 1000) + 10;
-    for (;;) {
-      this.again = false;
-      const batch = await this.webhooks.claimDue(BATCH, lease);
-      if (!batch.length) {
-        return;
-      }
-      await Promise.all(batch.map((d) => this.deliver(d)));
-      if (this.stopped) {
-        return;
-      }
-    }
+    this.pump.wake();
   }
 
   private async deliver(d: ClaimedDelivery): Promise<void> {
