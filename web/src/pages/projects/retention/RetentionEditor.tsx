@@ -6,16 +6,14 @@ import {
   type RetentionPreview,
   roleAtLeast,
 } from '../../../api/client';
-import { ApiError } from '../../../api/session';
 import { useApi } from '../../../session-context';
 import { ErrorMessage, Field, Notice } from '../../../ui/components';
+import { problemsOf, useSettingsChange } from '../settings/settings-form';
 
 type Retention = ProjectSettings['retention'];
 
 /** The bounds the API holds both numbers to (API.md, "Retention"). */
 export const RETENTION_MAX = 100_000;
-
-export const settingsKey = (projectId: number) => ['settings', projectId] as const;
 
 /** A bound as typed: empty is no bound (null); a whole number 1..100,000; else undefined (not one). */
 export function boundOf(text: string): number | null | undefined {
@@ -53,20 +51,6 @@ function useSettled<T>(value: T, ms: number): T {
   return settled;
 }
 
-/** A 400 of the settings, by field of `retention` (the API names each: `retention.keepDays must be …`). */
-function problemsOf(error: unknown): Partial<Record<keyof Retention, string>> {
-  const byField: Partial<Record<keyof Retention, string>> = {};
-  if (error instanceof ApiError && error.status === 400) {
-    for (const problem of error.message.split('; ')) {
-      const match = /^retention\.(keepDays|keepRuns) (.*)$/s.exec(problem.trim());
-      if (match) {
-        byField[match[1] as keyof Retention] = `${match[2].charAt(0).toUpperCase()}${match[2].slice(1)}.`;
-      }
-    }
-  }
-  return byField;
-}
-
 /**
  * What the project keeps (API.md, "Retention"): finished runs by age and by number; pinned runs and runs in progress
  * always stay. Before a change is saved it says what the policy typed would remove now ("12 runs, 480,000 results
@@ -83,13 +67,8 @@ export function RetentionEditor({
   settings: Retention;
   role: ProjectRole;
 }) {
-  const api = useApi();
-  const queries = useQueryClient();
   // Here, not in the form: the form is remounted with what a save answered, and the saved notice stays.
-  const save = useMutation({
-    mutationFn: (retention: Retention) => api.changeSettings(projectId, { retention }),
-    onSuccess: (saved) => queries.setQueryData(settingsKey(projectId), saved),
-  });
+  const save = useSettingsChange(projectId);
   const owner = roleAtLeast(role, 'OWNER');
   return owner ? (
     <>
@@ -150,7 +129,7 @@ function PreviewLine({ projectId, keep }: { projectId: number; keep: Retention }
   );
 }
 
-type Save = ReturnType<typeof useMutation<ProjectSettings, Error, Retention>>;
+type Save = ReturnType<typeof useSettingsChange>;
 
 function RetentionForm({
   projectId,
@@ -186,7 +165,7 @@ function RetentionForm({
         ? `A whole number of runs from 1 to ${RETENTION_MAX.toLocaleString('en-US')}, or empty.`
         : undefined,
   };
-  const server = problemsOf(save.error);
+  const server: Partial<Record<keyof Retention, string>> = problemsOf(save.error, 'retention').byField;
   const next: Retention | undefined =
     days === undefined || runs === undefined ? undefined : { keepDays: days, keepRuns: runs };
   const unchanged =
@@ -204,7 +183,7 @@ function RetentionForm({
     event.preventDefault();
     setTried(true);
     if (next && !unchanged) {
-      save.mutate(next);
+      save.mutate({ retention: next });
     }
   };
   return (

@@ -2,7 +2,8 @@ import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { useApi } from '../../../session-context';
 import { Loaded, Page } from '../../../ui/components';
-import { RetentionEditor, settingsKey } from './RetentionEditor';
+import { settingsKey } from '../settings/settings-form';
+import { RetentionEditor } from './RetentionEditor';
 
 /**
  * The project's retention settings on a page of their own (/projects/{id}/retention), until the project's Settings

@@ -1,9 +1,7 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import type { ProjectSettings } from '../../../api/client';
-import { ApiError } from '../../../api/session';
-import { useApi } from '../../../session-context';
 import { ErrorMessage, Field, Notice } from '../../../ui/components';
+import { changedFields, problemsOf, useSettingsChange } from './settings-form';
 
 type Gate = ProjectSettings['gate'];
 
@@ -31,24 +29,6 @@ export function optionalNumber(
   return { value: n };
 }
 
-/** The API's 400 as problems by gate field (it names each: `gate.maxFailed must be …`, joined by `; `). */
-export function gateProblems(error: unknown): { byField: Record<string, string>; other: string[] } {
-  const byField: Record<string, string> = {};
-  const other: string[] = [];
-  if (!(error instanceof ApiError) || error.status !== 400) {
-    return { byField, other };
-  }
-  for (const problem of error.message.split('; ')) {
-    const match = /^gate\.(\w+) (.*)$/s.exec(problem.trim());
-    if (match) {
-      byField[match[1]] = `${match[2].charAt(0).toUpperCase()}${match[2].slice(1)}.`;
-    } else {
-      other.push(problem);
-    }
-  }
-  return { byField, other };
-}
-
 /**
  * The quality gate's editor (settings group `gate`, MAINTAINER): whether it is on, the conditions a finished run is
  * held to (each may be left empty: not checked), and what it leaves out. Sends only what changed; the answer (the
@@ -56,12 +36,7 @@ export function gateProblems(error: unknown): { byField: Record<string, string>;
  * it in its gate section for those who may change it.
  */
 export function GateForm({ projectId, settings }: { projectId: number; settings: Gate }) {
-  const api = useApi();
-  const queries = useQueryClient();
-  const change = useMutation({
-    mutationFn: (gate: Partial<Gate>) => api.changeSettings(projectId, { gate }),
-    onSuccess: (saved) => queries.setQueryData(['settings', projectId], saved),
-  });
+  const change = useSettingsChange(projectId);
   const text = (n: number | null) => (n === null ? '' : String(n));
   const [enabled, setEnabled] = useState(settings.enabled);
   const [maxFailed, setMaxFailed] = useState(text(settings.maxFailed));
@@ -101,11 +76,9 @@ export function GateForm({ projectId, settings }: { projectId: number; settings:
     ignoreQuarantined,
     ignoreKnownIssues,
   };
-  const patch = Object.fromEntries(
-    (Object.keys(next) as (keyof Gate)[]).filter((k) => next[k] !== settings[k]).map((k) => [k, next[k]]),
-  ) as Partial<Gate>;
+  const patch = changedFields(settings, next);
   const unchanged = !invalid && Object.keys(patch).length === 0;
-  const server = gateProblems(change.error);
+  const server = problemsOf(change.error, 'gate');
   const problem = (field: keyof typeof mine) => (tried ? mine[field] : undefined) ?? server.byField[field];
   const otherError =
     change.error && !Object.keys(server.byField).length && !server.other.length ? change.error : undefined;
@@ -136,7 +109,7 @@ export function GateForm({ projectId, settings }: { projectId: number; settings:
         e.preventDefault();
         setTried(true);
         if (!invalid && !unchanged) {
-          change.mutate(patch);
+          change.mutate({ gate: patch });
         }
       }}
     >
