@@ -7,7 +7,7 @@ import { render, screen } from '@testing-library/react';
 import type React from 'react';
 import { MemoryRouter, Route, Routes, useLocation } from 'react-router';
 import { vi } from 'vitest';
-import type { Page } from '../src/api/client';
+import type { Page, TestCase } from '../src/api/client';
 import { Session } from '../src/api/session';
 import { SessionProvider } from '../src/session-context';
 
@@ -90,3 +90,19 @@ export function renderAt(path: string, pattern: string, element: React.ReactNode
     </QueryClientProvider>,
   );
 }
+
+/** A test case as the tests list answers it: healthy, 10 runs, in suite Checkout, with `changes` over that. */
+export const testCase = (id: number, name: string, changes: Partial<TestCase> = {}): TestCase => ({
+  id,
+  suite: 'Checkout',
+  name,
+  lastStatus: 'PASSED',
+  flaky: false,
+  flakeRate: 0,
+  runs: 10,
+  firstSeenAt: '2026-11-20T10:00:00.000Z',
+  lastFailedAt: null,
+  quarantine: null,
+  state: 'HEALTHY',
+  ...changes,
+});

@@ -6,7 +6,7 @@ import { CompareView } from '../src/pages/projects/ComparePage';
 import { RunPage } from '../src/pages/projects/RunPage';
 import { TestHistory } from '../src/pages/projects/TestHistory';
 import { formatDate } from '../src/ui/components';
-import { api, calls, json, pageOf, renderAt, requests } from './support';
+import { api, calls, json, pageOf, renderAt, requests, testCase } from './support';
 
 /** uPlot stood in for: jsdom has no canvas (the history page draws durations). */
 vi.mock('uplot', () => ({
@@ -26,21 +26,6 @@ beforeEach(() => vi.stubGlobal('WebSocket', QuietSocket));
 afterEach(() => {
   vi.unstubAllGlobals();
   vi.restoreAllMocks();
-});
-
-const testCase = (id: number, name: string, changes: Partial<TestCase> = {}): TestCase => ({
-  id,
-  suite: 'Checkout',
-  name,
-  lastStatus: 'PASSED',
-  flaky: false,
-  flakeRate: 0,
-  runs: 10,
-  firstSeenAt: '2026-11-20T10:00:00.000Z',
-  lastFailedAt: null,
-  quarantine: null,
-  state: 'HEALTHY',
-  ...changes,
 });
 
 const QUARANTINE = {

@@ -1,11 +1,11 @@
 import { cleanup, fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { HistoryItem, ProjectRole, TestCase } from '../src/api/client';
+import type { HistoryItem, ProjectRole } from '../src/api/client';
 import { endOfDay } from '../src/pages/projects/tests/QuarantineForm';
 import { TestsPage } from '../src/pages/projects/tests/TestsPage';
 import { formatDate } from '../src/ui/components';
-import { api, calls, json, pageOf, renderAt, requests, where } from './support';
+import { api, calls, json, pageOf, renderAt, requests, where, testCase } from './support';
 
 /** uPlot stood in for: jsdom has no canvas (the history page draws durations). */
 vi.mock('uplot', () => ({
@@ -14,21 +14,6 @@ vi.mock('uplot', () => ({
     destroy() {}
   },
 }));
-
-export const testCase = (id: number, name: string, changes: Partial<TestCase> = {}): TestCase => ({
-  id,
-  suite: 'Checkout',
-  name,
-  lastStatus: 'PASSED',
-  flaky: false,
-  flakeRate: 0,
-  runs: 10,
-  firstSeenAt: '2026-11-20T10:00:00.000Z',
-  lastFailedAt: null,
-  quarantine: null,
-  state: 'HEALTHY',
-  ...changes,
-});
 
 export const historyItem = (id: number, status: HistoryItem['status']): HistoryItem => ({
   id,
