@@ -2,6 +2,7 @@ import request from 'supertest';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
+import { addBulkResults } from '../support/bulk-results.js';
 
 /**
  * A replica killed (SIGKILL: no shutdown, its batch cut off) while it purges a deleted run: every read in between
@@ -45,23 +46,7 @@ describe('Retention purge through a replica crash', () => {
     ]);
     const doomed = await newRun('doomed', [{ name: 'shared', suite: 'S', status: 'PASSED' }]);
     // The rest of the doomed run's 20,000 results, each its own test case, stored directly (setup, not the subject).
-    await a.dataSource.transaction(async (tx) => {
-      await tx.query('SET LOCAL statement_timeout = 0');
-      await tx.query(
-        `INSERT INTO test_cases (project_id, identity, suite, name)
-           SELECT $1, md5('crash' || i)::uuid, 'S', 'bulk' || i FROM generate_series(1, 19999) i`,
-        [p],
-      );
-      await tx.query(
-        `INSERT INTO results (run_id, project_id, test_id, name, suite, status)
-           SELECT $1, $2, t.id, t.name, 'S', 'PASSED' FROM test_cases t WHERE t.project_id = $2 AND t.name LIKE 'bulk%'`,
-        [doomed, p],
-      );
-      await tx.query(
-        'UPDATE runs SET count_total = count_total + 19999, count_passed = count_passed + 19999, count_attempts = count_attempts + 19999 WHERE id = $1',
-        [doomed],
-      );
-    });
+    await addBulkResults(a.dataSource, { projectId: p, runId: doomed, count: 19999, identitySeed: 'crash' });
     const shared = (await get(`/api/projects/${p}/tests?q=shared`).expect(200)).body.content[0].id as number;
     expect((await get(`/api/projects/${p}/tests?size=1`).expect(200)).body.totalElements).toBe(20_001);
 

@@ -3,6 +3,7 @@ import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login } from '../support/http.js';
 import { ResultsObservers, type DeletedResults } from '../../src/results/results-observers.js';
+import { addBulkResults } from '../support/bulk-results.js';
 
 type Status = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
 const DAY = 86_400_000;
@@ -290,24 +291,7 @@ describe('Retention', () => {
     // The big run through V1 with t1, the rest of its 200,000 results stored directly (an import of them takes
     // over a minute on a loaded machine; the deletion is what is tested here).
     const big = await run(p, 'big', daysAgo(0), { t1: 'PASSED' });
-    // Setup only: no statement timeout for it (a loaded machine took over 30 s).
-    await svc.dataSource.transaction(async (tx) => {
-      await tx.query('SET LOCAL statement_timeout = 0');
-      await tx.query(
-        `INSERT INTO test_cases (project_id, identity, suite, name)
-           SELECT $1, md5('S' || i)::uuid, 'S', 'bulk' || i FROM generate_series(1, 199999) i`,
-        [p],
-      );
-      await tx.query(
-        `INSERT INTO results (run_id, project_id, test_id, name, suite, status)
-           SELECT $1, $2, t.id, t.name, 'S', 'PASSED' FROM test_cases t WHERE t.project_id = $2 AND t.name LIKE 'bulk%'`,
-        [big, p],
-      );
-      await tx.query(
-        `UPDATE runs SET count_total = count_total + 199999, count_passed = count_passed + 199999, count_attempts = count_attempts + 199999 WHERE id = $1`,
-        [big],
-      );
-    });
+    await addBulkResults(svc.dataSource, { projectId: p, runId: big, count: 199999, identitySeed: 'S' });
     expect(await storedResults(big)).toBe(200_000);
     const t1 = (await tests(p, 't1')).find((t) => t.name === 't1')!;
     expect(await historyRuns(p, t1.id)).toEqual([big, small]);
