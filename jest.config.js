@@ -12,6 +12,9 @@ const common = {
 };
 
 export default {
+  // Two files at a time: each test file has databases, queues and ports of its own (test/support), and most of a
+  // file's time is spent waiting on the services; one worker (Jest's default on two cores) left the suite at 21 min.
+  maxWorkers: 2,
   projects: [
     { ...common, displayName: 'unit', rootDir: '.', testMatch: ['<rootDir>/src/**/*.spec.ts'] },
     {
