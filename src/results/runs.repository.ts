@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, ILike } from 'typeorm';
 import type { PageRequest, SortOrder } from '../common/paging/page.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
-import { effectiveSettings } from '../common/project-settings.js';
+import { DEFAULT_SETTINGS, MAX_FLAKY_WINDOW, effectiveSettings } from '../common/project-settings.js';
 import { storeNewFailures } from '../insights/changes.js';
 import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
@@ -74,6 +74,21 @@ export interface ResultFilter {
  * this is one hashed subplan. For a query whose results are `results` (unaliased) or in a subquery over it.
  */
 export const NOT_PURGING = 'run_id NOT IN (SELECT run_id FROM run_purges)';
+
+/**
+ * A test's `runs` as read (test_health `h`): the stored count, except for a steady test whose row lags behind its
+ * last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written), whose runs since its stored
+ * last run are counted from its outcomes, up to the project's window (an index range of at most that many results).
+ */
+const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status = 'PASSED' AND h.runs >= 2
+       AND h.runs < (SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) FROM projects WHERE id = h.project_id)
+      THEN least(
+        (SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) FROM projects WHERE id = h.project_id),
+        h.runs + (SELECT count(*)::int FROM (
+                   SELECT 1 FROM results r
+                    WHERE r.test_id = h.test_id AND r.outcome AND r.status <> 'SKIPPED' AND r.run_id > h.last_run_id
+                      AND r.${NOT_PURGING} LIMIT ${MAX_FLAKY_WINDOW}) s))
+      ELSE coalesce(h.runs, 0) END`;
 
 /** A LIKE pattern for `text` anywhere, its own wildcards taken literally. */
 export function containing(text: string): string {
@@ -412,7 +427,8 @@ export class RunsRepository {
   ): Promise<[TestCaseRow[], number]> {
     const keys = testKeyOrder(page.sort);
     const health = by.states !== undefined || keys.some((k) => HEALTH_SORTS[k.field]);
-    const column = (field: TestSortField) => HEALTH_SORTS[field] ?? (health && field === 'id' ? 'h.test_id' : `t.${field}`);
+    const column = (field: TestSortField) =>
+      HEALTH_SORTS[field] ?? (health && field === 'id' ? 'h.test_id' : `t.${field}`);
     const order = keys
       .map((k) => `${column(k.field)} ${k.direction}${HEALTH_SORTS[k.field] ? ' NULLS LAST' : ''}`)
       .join(', ');
@@ -477,7 +493,7 @@ export class RunsRepository {
     params.push(page.size, offset);
     const rows: Record<string, unknown>[] = await this.db.query(
       `SELECT t.id, t.suite, t.name, h.last_status AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
-              h.flake_rate AS "flakeRate", coalesce(h.runs, 0) AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
+              h.flake_rate AS "flakeRate", ${RUNS_READ} AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
               h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
          FROM (SELECT ${health ? 'h.test_id' : 't.id'} AS id

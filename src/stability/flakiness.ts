@@ -169,6 +169,31 @@ export function judge(
   return { runs, flakeRate, flaky: false, why: null };
 }
 
+/**
+ * Whether a passing outcome leaves this kept health as it is, but for its window, run count and last run (see
+ * `steadyPass`): a test not quarantined, not flaky, that passed in every run of its window (at least two, so that its
+ * flake rate is 0 and not null). Such a test's row may lag behind its last passing runs, and is brought up to date
+ * from its outcomes (test-health.repository.ts, `caughtUp`) before anything else is applied to it.
+ */
+export function steady(h: TestHealth): boolean {
+  return (
+    h.quarantine === null &&
+    !h.flaky &&
+    h.lastStatus === 'PASSED' &&
+    h.runs >= 2 &&
+    h.entries.every((e) => outcomeBit(e) === PASSED && !failedIn(e))
+  );
+}
+
+/**
+ * Whether an outcome is a plain pass (PASSED, no attempt failed or broke): applied to a steady test in a later run,
+ * it changes nothing the rules or the state read but the window, so the write stores nothing for it (its result is
+ * the record: `caughtUp` reads the window back from the outcomes when the test next needs it).
+ */
+export function plainPass(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>): boolean {
+  return outcome.status === 'PASSED' && (outcome.otherStatuses & FAILURE_BITS) === 0;
+}
+
 /** Whether the quarantine holds at `now` (an `until` that passed ends it at once, whatever is stored). */
 export function quarantineActive(q: Quarantine | null, now: Date): q is Quarantine {
   return q !== null && (q.until === null || q.until.getTime() > now.getTime());

@@ -15,6 +15,26 @@ const commitKey = (text: string) =>
   `(SELECT CASE WHEN k = ${NO_KEY} THEN '\\x00000001'::bytea ELSE k END FROM (SELECT ${key(text)} AS k) c)`;
 
 /**
+ * SQL for the entries of a test's window, newest first, from its outcomes (`results.outcome`): the last `limit` runs
+ * still there in which it ran (SKIPPED ignored), each with its status bits, stream key and commit key as the window
+ * stores them (test-health.repository.ts), and `passed`. `except`: SQL for a run left out (the run being written).
+ */
+export const windowEntries = (test: string, limit: string, except?: string) =>
+  `SELECT r.run_id,
+          ((${bit('r.status')} << 4) | ${bit('r.status')} | r.other_statuses)::smallint AS bits,
+          r.status = 'PASSED' AS passed,
+          ${key("coalesce(ru.stream, '')")} AS stream_key,
+          coalesce(${commitKey("nullif(ru.attributes->>'commit', '')")}, ${NO_KEY}) AS commit_key
+     FROM results r JOIN runs ru ON ru.id = r.run_id
+    WHERE r.test_id = ${test} AND r.outcome AND r.status <> 'SKIPPED'${except ? ` AND r.run_id <> ${except}` : ''}
+    ORDER BY r.run_id DESC LIMIT ${limit}`;
+
+/** SQL for a window's bytes (test-health.repository.ts) from `windowEntries` rows `e`, aggregated. */
+export const windowBytes = (e: string) =>
+  `string_agg(substr(int8send(${e}.run_id), 3, 6) || set_byte('\\x00'::bytea, 0, ${e}.bits) || ${e}.stream_key
+              || ${e}.commit_key, ''::bytea ORDER BY ${e}.run_id)`;
+
+/**
  * Recounts the kept health of these test cases (test_health) from the outcomes they have left, after the retention
  * purge deleted some of their results (ResultsObserver.resultsDeleted): the window (the last `flaky.window` runs in
  * which each ran), its flake rate and flakiness by the three rules, the last status and run, when it last failed, and
@@ -43,23 +63,14 @@ export async function recountHealth(
      entries AS (
        SELECT k.test_id, e.*, row_number() OVER (PARTITION BY k.test_id ORDER BY e.run_id DESC) AS n
          FROM locked k
-        CROSS JOIN LATERAL (
-          SELECT r.run_id,
-                 ((${bit('r.status')} << 4) | ${bit('r.status')} | r.other_statuses)::smallint AS bits,
-                 r.status = 'PASSED' AS passed,
-                 ${key("coalesce(ru.stream, '')")} AS stream_key,
-                 coalesce(${commitKey("nullif(ru.attributes->>'commit', '')")}, ${NO_KEY}) AS commit_key
-            FROM results r JOIN runs ru ON ru.id = r.run_id
-           WHERE r.test_id = k.test_id AND r.outcome AND r.status <> 'SKIPPED'
-           ORDER BY r.run_id DESC LIMIT (SELECT win FROM settings)) e
+        CROSS JOIN LATERAL (${windowEntries('k.test_id', '(SELECT win FROM settings)')}) e
      ),
      windows AS (
        SELECT e.*, lag(e.passed) OVER (PARTITION BY e.test_id, e.stream_key ORDER BY e.run_id) AS prev_passed FROM entries e
      ),
      judged AS (
        SELECT w.test_id,
-              string_agg(substr(int8send(w.run_id), 3, 6) || set_byte('\\x00'::bytea, 0, w.bits) || w.stream_key
-                         || w.commit_key, ''::bytea ORDER BY w.run_id) AS bytes,
+              ${windowBytes('w')} AS bytes,
               count(*)::int AS runs,
               count(*) FILTER (WHERE w.prev_passed IS NOT NULL AND w.prev_passed <> w.passed)::int AS flips,
               bool_or(w.bits & 1 <> 0 AND w.bits & 6 <> 0) AS mixed

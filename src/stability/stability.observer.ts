@@ -17,6 +17,7 @@ import {
   type Transitions,
   applyOutcome,
   newHealth,
+  plainPass,
 } from './flakiness.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
@@ -33,7 +34,15 @@ const MAX_TRIES = 5;
  * Test health as results are written (API.md, "Test health"): for each test a write settled, inside its
  * transaction, the test's kept state is row-locked, the outcome applied (flakiness.ts) and the state stored: one
  * SELECT … FOR UPDATE of the batch's rows and one UPDATE (plus one INSERT for tests seen for the first time).
- * Live events and audit records follow the commit.
+ * The common case writes nothing: a plain pass of a steady test (one that passed in every run of its window) changes
+ * only its window, which its results already record, so one unlocked read picks those tests out of the batch and
+ * only the others are locked and stored; a steady test's window is read back from its outcomes when it next needs it
+ * (`caughtUp`: a failure, a skip, a person's quarantine). Live events and audit records follow the commit.
+ *
+ * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test
+ * (its first failure after a steady streak, in two runs written at once) is missing from that test's window until
+ * the window moves past it. Runs of one stream are written one after the other in practice; closing it would mean
+ * locking every passing test's row again, which is the cost this path exists to avoid.
  */
 @Injectable()
 export class StabilityObserver implements ResultsObserver {
@@ -84,12 +93,26 @@ export class StabilityObserver implements ResultsObserver {
     now: Date,
     told: { testId: string; transitions: Transitions; health: TestHealth }[],
   ): Promise<void> {
+    // Plain passes of steady tests change nothing but their windows: not written (see `steady`).
     let pending = outcomes;
+    const passes = outcomes.filter(plainPass);
+    if (passes.length) {
+      const quiet = await this.health.steadyAmong(
+        tx,
+        passes.map((o) => o.testId),
+        known.run,
+        known.startedAt,
+      );
+      if (quiet.size) {
+        pending = outcomes.filter((o) => !quiet.has(o.testId));
+      }
+    }
     for (let tries = 1; pending.length; tries++) {
       const stored = await this.health.lock(
         tx,
         pending.map((o) => o.testId),
       );
+      await this.health.caughtUp(tx, run.projectId, stored, known.run);
       const updates: HealthWrite[] = [];
       const inserts: HealthWrite[] = [];
       const results: typeof told = [];

@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { DEFAULT_SETTINGS } from '../common/project-settings.js';
+import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
-import type { HealthState, TestHealth, WindowEntry } from './flakiness.js';
+import { type HealthState, type TestHealth, type WindowEntry, compareRuns, steady } from './flakiness.js';
+import { windowBytes, windowEntries } from './health-recount.js';
 
 /** A row of test_health as read (see migration TestHealth). */
 interface HealthRow {
@@ -35,6 +38,7 @@ const HEALTH_COLUMNS =
  * key (4), the commit key (4), big-endian.
  */
 const ENTRY = 15;
+const PASSED = STATUS_BITS.PASSED;
 /** The largest run id 6 bytes hold. */
 const MAX_RUN = 2 ** 48 - 1;
 
@@ -190,6 +194,75 @@ export class TestHealthRepository {
   }
 
   /**
+   * Of `testIds`, the tests that are steady (flakiness.ts, `steady`) with a last run before `run` and first seen by
+   * `startedAt`: a plain pass of theirs in `run` changes nothing but their window, so it is not written (their rows
+   * lag; `caughtUp` reads them back). Read without a lock, one index probe a test, without the window unless the test
+   * ever failed (the window's outcome bytes are checked in SQL then).
+   */
+  async steadyAmong(
+    tx: Pick<EntityManager, 'query'>,
+    testIds: readonly string[],
+    run: string,
+    startedAt: Date,
+  ): Promise<Set<string>> {
+    const rows: { test_id: string }[] = await tx.query(
+      `SELECT h.test_id FROM unnest($1::bigint[]) AS k(id)
+         CROSS JOIN LATERAL (
+           SELECT test_id, win, last_failed_at FROM test_health
+            WHERE test_id = k.id AND q_since IS NULL AND NOT flaky AND last_status = 'PASSED' AND runs >= 2
+              AND last_run_id < $2::bigint AND first_seen_at <= $3) h
+        WHERE h.last_failed_at IS NULL
+           OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(h.win) - 1, ${ENTRY}) i
+                           WHERE get_byte(h.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4})`,
+      [testIds, run, startedAt],
+    );
+    return new Set(rows.map((r) => String(r.test_id)));
+  }
+
+  /**
+   * The steady tests among `stored` (as `lock` read them) brought up to date: a steady test's row may lag behind its
+   * last plain passes (`steadyAmong`), so its window, run count and last run are read back from its outcomes (the last
+   * `flaky.window` runs in which it ran, as the retention recount does), leaving out the run `except` (the one about
+   * to be applied). Only tests that stop being steady, or that a person quarantines, pay for it.
+   */
+  async caughtUp(
+    tx: Pick<EntityManager, 'query'>,
+    projectId: string,
+    stored: Map<string, TestHealth>,
+    except: string | null,
+  ): Promise<void> {
+    const ids = [...stored].filter(([, h]) => steady(h)).map(([id]) => id);
+    if (!ids.length) {
+      return;
+    }
+    const rows: { test_id: string; win: Buffer | null }[] = await tx.query(
+      `WITH settings AS (
+         SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) AS win
+           FROM projects WHERE id = $1)
+       SELECT k.id AS test_id,
+              (SELECT ${windowBytes('e')}
+                 FROM (${windowEntries('k.id', '(SELECT win FROM settings)', '$3::bigint')}) e) AS win
+         FROM unnest($2::bigint[]) AS k(id)`,
+      [projectId, ids, except ?? '0'],
+    );
+    for (const r of rows) {
+      const id = String(r.test_id);
+      const h = stored.get(id)!;
+      const entries = r.win ? entriesOf(r.win) : [];
+      if (!entries.length) {
+        continue;
+      }
+      const newest = entries[entries.length - 1].run;
+      stored.set(id, {
+        ...h,
+        entries,
+        runs: entries.length,
+        lastRunId: h.lastRunId === null || compareRuns(newest, h.lastRunId) > 0 ? newest : h.lastRunId,
+      });
+    }
+  }
+
+  /**
    * Stores the health of tests that have a row (locked by `lock`). Only what a run changes is written on the common
    * path (the window and what the rules made of it), with the timestamps only when they moved: an indexed column
    * left as it was keeps the update HOT. The quarantine columns follow in a second statement, for the few rows whose
@@ -299,7 +372,9 @@ export class TestHealthRepository {
     work: (h: TestHealth | undefined, save: (h: TestHealth) => Promise<void>) => Promise<T>,
   ): Promise<T> {
     return this.db.transaction(async (tx) => {
-      const found = (await this.lock(tx, [testId])).get(testId);
+      const stored = await this.lock(tx, [testId]);
+      await this.caughtUp(tx, projectId, stored, null);
+      const found = stored.get(testId);
       return work(found, async (h) => {
         if (found) {
           await this.update(tx, [{ testId, health: h }]);

@@ -167,6 +167,67 @@ describe('Test health: flaky tests and quarantine', () => {
     expect(flaky.body.content.every((t: { state: string }) => t.state === 'FLAKY')).toBe(true);
   });
 
+  it('writes nothing for the plain passes of a steady test, and reads its window back when it needs it', async () => {
+    const row = async (testId: number) =>
+      (
+        await svc.dataSource.query(
+          `SELECT xmin::text AS version, runs, last_run_id::int AS "lastRunId", length(win) / 15 AS entries
+             FROM test_health WHERE test_id = $1`,
+          [testId],
+        )
+      )[0] as { version: string; runs: number; lastRunId: number; entries: number };
+    const pass = (name: string) => [{ name, suite: 'S', status: 'PASSED' }];
+    const runs: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      runs.push(await v1Run(projectId, pass('steady'), { commit: `steady-${i}` }));
+      if (i === 2) {
+        const test = await testNamed(projectId, 'steady');
+        expect(await row(test.id)).toEqual(expect.objectContaining({ runs: 2, lastRunId: runs[1] }));
+      }
+    }
+    const test = await testNamed(projectId, 'steady');
+    // Runs 3 to 5 left the row as run 2 wrote it (no new row version); the API counts them all the same.
+    const stored = await row(test.id);
+    expect(stored).toEqual(expect.objectContaining({ runs: 2, lastRunId: runs[1], entries: 2 }));
+    expect(test).toEqual(
+      expect.objectContaining({
+        runs: 5,
+        flakeRate: 0,
+        flaky: false,
+        state: 'HEALTHY',
+        lastStatus: 'PASSED',
+      }),
+    );
+    // A failure on the commit run 5 passed on: flaky by the second rule, which needs run 5 in the window.
+    const failed = await v1Run(projectId, [{ name: 'steady', suite: 'S', status: 'FAILED' }], {
+      commit: 'steady-5',
+    });
+    expect(await testNamed(projectId, 'steady')).toEqual(
+      expect.objectContaining({ runs: 6, flaky: true, state: 'FLAKY', lastStatus: 'FAILED', flakeRate: 0.2 }),
+    );
+    expect(await row(test.id)).toEqual(expect.objectContaining({ runs: 6, lastRunId: failed, entries: 6 }));
+
+    // Quarantined by hand while its row lags: its passing runs count from its true last run.
+    const lagging: number[] = [];
+    for (let i = 1; i <= 4; i++) {
+      lagging.push(await v1Run(projectId, pass('lagging'), { commit: `lagging-${i}` }));
+    }
+    const other = await testNamed(projectId, 'lagging');
+    expect((await row(other.id)).lastRunId).toBe(lagging[1]);
+    await api(maintainer.jwt)
+      .put(`/api/projects/${projectId}/tests/${other.id}/quarantine`, { reason: 'Lagging' })
+      .expect(200);
+    expect(await row(other.id)).toEqual(
+      expect.objectContaining({ runs: 4, lastRunId: lagging[3], entries: 4 }),
+    );
+    const [{ pass_run: passRun }] = await svc.dataSource.query(
+      'SELECT q_pass_run::int AS pass_run FROM test_health WHERE test_id = $1',
+      [other.id],
+    );
+    expect(passRun).toBe(lagging[3]);
+    await api(maintainer.jwt).delete(`/api/projects/${projectId}/tests/${other.id}/quarantine`).expect(204);
+  });
+
   it('makes a test FLAKY once its V2 message is processed', async () => {
     const uuid = randomUUID();
     await api(reporter).post(`/api/v2/projects/${projectId}/runs`, { uuid, name: 'v2 run' }).expect(202);
