@@ -196,8 +196,10 @@ export class TestHealthRepository {
   /**
    * Of `testIds`, the tests that are steady (flakiness.ts, `steady`) with a last run before `run` and first seen by
    * `startedAt`: a plain pass of theirs in `run` changes nothing but their window, so it is not written (their rows
-   * lag; `caughtUp` reads them back). Read without a lock, one index probe a test, without the window unless the test
-   * ever failed (the window's outcome bytes are checked in SQL then).
+   * lag; `caughtUp` reads them back). Read without a lock, one index probe a test (the LIMIT keeps PostgreSQL from
+   * turning the probes into a join, which it planned as a nested loop over a scan of the table once its statistics
+   * said few rows pass the filter: a second a batch), without the window unless the test ever failed (the window's
+   * outcome bytes are checked in SQL then).
    */
   async steadyAmong(
     tx: Pick<EntityManager, 'query'>,
@@ -210,7 +212,8 @@ export class TestHealthRepository {
          CROSS JOIN LATERAL (
            SELECT test_id, win, last_failed_at FROM test_health
             WHERE test_id = k.id AND q_since IS NULL AND NOT flaky AND last_status = 'PASSED' AND runs >= 2
-              AND last_run_id < $2::bigint AND first_seen_at <= $3) h
+              AND last_run_id < $2::bigint AND first_seen_at <= $3
+            LIMIT 1) h
         WHERE h.last_failed_at IS NULL
            OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(h.win) - 1, ${ENTRY}) i
                            WHERE get_byte(h.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4})`,
