@@ -27,17 +27,19 @@ import { recountHealth } from './health-recount.js';
 /** Tests settled by one statement at most. */
 const SLICE = 5000;
 
-/** How often a batch whose new tests a concurrent writer inserted first is weighed again. */
+/** How often a batch whose tests a concurrent writer changed or inserted first is weighed again. */
 const MAX_TRIES = 5;
 
 /**
  * Test health as results are written (API.md, "Test health"): for each test a write settled, inside its
- * transaction, the test's kept state is row-locked, the outcome applied (flakiness.ts) and the state stored: one
- * SELECT … FOR UPDATE of the batch's rows and one UPDATE (plus one INSERT for tests seen for the first time).
+ * transaction, the test's kept state is read, the outcome applied (flakiness.ts) and the state stored: one SELECT of
+ * the batch's rows and one UPDATE (plus one INSERT for tests seen for the first time). The UPDATE writes a row only
+ * if it is still the version read (optimistic: no row locks to take and record for a whole batch); a test a
+ * concurrent writer changed meanwhile is locked (SELECT … FOR UPDATE) and weighed again.
  * The common case writes nothing: a plain pass of a steady test (one that passed in every run of its window) changes
- * only its window, which its results already record, so one unlocked read picks those tests out of the batch and
- * only the others are locked and stored; a steady test's window is read back from its outcomes when it next needs it
- * (`caughtUp`: a failure, a skip, a person's quarantine). Live events and audit records follow the commit.
+ * only its window, which its results already record, so the read picks those tests out of the batch and only the
+ * others are stored; a steady test's window is read back from its outcomes when it next needs it (`caughtUp`: a
+ * failure, a skip, a person's quarantine). Live events and audit records follow the commit.
  *
  * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test
  * (its first failure after a steady streak, in two runs written at once) is missing from that test's window until
@@ -93,25 +95,26 @@ export class StabilityObserver implements ResultsObserver {
     now: Date,
     told: { testId: string; transitions: Transitions; health: TestHealth }[],
   ): Promise<void> {
-    // Plain passes of steady tests change nothing but their windows: not written (see `steady`).
-    let pending = outcomes;
-    const passes = outcomes.filter(plainPass);
-    if (passes.length) {
-      const quiet = await this.health.steadyAmong(
-        tx,
-        passes.map((o) => o.testId),
-        known.run,
-        known.startedAt,
-      );
-      if (quiet.size) {
-        pending = outcomes.filter((o) => !quiet.has(o.testId));
-      }
-    }
+    // One unlocked read: plain passes of steady tests change nothing but their windows and are not written (see
+    // `steady`); the others are weighed and stored where their row is still as read, else locked and weighed again.
+    const read = await this.health.read(
+      tx,
+      outcomes.map((o) => o.testId),
+      outcomes.map(plainPass),
+      known.run,
+      known.startedAt,
+    );
+    let pending = read.quiet.size ? outcomes.filter((o) => !read.quiet.has(o.testId)) : outcomes;
+    let stored = read.stored;
+    let versions: Map<string, string> | undefined = read.versions;
     for (let tries = 1; pending.length; tries++) {
-      const stored = await this.health.lock(
-        tx,
-        pending.map((o) => o.testId),
-      );
+      if (tries > 1) {
+        stored = await this.health.lock(
+          tx,
+          pending.map((o) => o.testId),
+        );
+        versions = undefined;
+      }
       await this.health.caughtUp(tx, run.projectId, stored, known.run);
       const updates: HealthWrite[] = [];
       const inserts: HealthWrite[] = [];
@@ -128,13 +131,15 @@ export class StabilityObserver implements ResultsObserver {
         (before ? updates : inserts).push({ testId: o.testId, health, before });
         results.push({ testId: o.testId, transitions, health });
       }
-      await this.health.update(tx, updates);
-      const raced = new Set(await this.health.insert(tx, run.projectId, inserts));
-      told.push(...results.filter((r) => !raced.has(r.testId)));
-      if (raced.size && tries >= MAX_TRIES) {
-        throw new Error(`Test health of ${raced.size} tests kept changing under this write`);
+      const again = new Set([
+        ...(await this.health.update(tx, updates, versions)),
+        ...(await this.health.insert(tx, run.projectId, inserts)),
+      ]);
+      told.push(...results.filter((r) => !again.has(r.testId)));
+      if (again.size && tries >= MAX_TRIES) {
+        throw new Error(`Test health of ${again.size} tests kept changing under this write`);
       }
-      pending = pending.filter((o) => raced.has(o.testId));
+      pending = pending.filter((o) => again.has(o.testId));
     }
   }
 

@@ -33,6 +33,16 @@ const HEALTH_COLUMNS =
   'test_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, last_failed_at, state, ' +
   'q_since, q_reason, q_auto, q_by_user_id, q_until, q_passes, q_pass_run, released_run';
 
+/** HEALTH_COLUMNS of the row `t`. */
+const COLUMNS_OF_T = HEALTH_COLUMNS.split(', ')
+  .map((c) => `t.${c}`)
+  .join(', ');
+/** HEALTH_COLUMNS of `h` but for the test id. */
+const COLUMNS_OF_H = HEALTH_COLUMNS.split(', ')
+  .filter((c) => c !== 'test_id')
+  .map((c) => `h.${c}`)
+  .join(', ');
+
 /**
  * The bytes of a window entry in `win` (see migration TestHealth): the run id (6 bytes), the bits (1), the stream
  * key (4), the commit key (4), big-endian.
@@ -194,32 +204,48 @@ export class TestHealthRepository {
   }
 
   /**
-   * Of `testIds`, the tests that are steady (flakiness.ts, `steady`) with a last run before `run` and first seen by
-   * `startedAt`: a plain pass of theirs in `run` changes nothing but their window, so it is not written (their rows
-   * lag; `caughtUp` reads them back). Read without a lock, one index probe a test (the LIMIT keeps PostgreSQL from
-   * turning the probes into a join, which it planned as a nested loop over a scan of the table once its statistics
-   * said few rows pass the filter: a second a batch), without the window unless the test ever failed (the window's
-   * outcome bytes are checked in SQL then).
+   * The rows of `testIds`, read without a lock, one index probe a test (the LIMIT keeps PostgreSQL from turning the
+   * probes into a join, which it planned as a nested loop over a scan of the table once its statistics said few rows
+   * pass), each with its version (xmin) for `update`. A test whose outcome is a plain pass (`plain`) and that is
+   * steady (flakiness.ts, `steady`) with a last run before `run` and first seen by `startedAt` is quiet, and not
+   * read: that pass changes nothing but its window, so it is not written (its row lags; `caughtUp` reads it back).
+   * The window's outcome bytes are checked in SQL, and only for a test that ever failed.
    */
-  async steadyAmong(
+  async read(
     tx: Pick<EntityManager, 'query'>,
     testIds: readonly string[],
+    plain: readonly boolean[],
     run: string,
     startedAt: Date,
-  ): Promise<Set<string>> {
-    const rows: { test_id: string }[] = await tx.query(
-      `SELECT h.test_id FROM unnest($1::bigint[]) AS k(id)
-         CROSS JOIN LATERAL (
-           SELECT test_id, win, last_failed_at FROM test_health
-            WHERE test_id = k.id AND q_since IS NULL AND NOT flaky AND last_status = 'PASSED' AND runs >= 2
-              AND last_run_id < $2::bigint AND first_seen_at <= $3
-            LIMIT 1) h
-        WHERE h.last_failed_at IS NULL
-           OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(h.win) - 1, ${ENTRY}) i
-                           WHERE get_byte(h.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4})`,
-      [testIds, run, startedAt],
+  ): Promise<{ quiet: Set<string>; stored: Map<string, TestHealth>; versions: Map<string, string> }> {
+    // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone.
+    const rows: (HealthRow & { version: string | null })[] = await tx.query(
+      `SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}
+         FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
+         LEFT JOIN LATERAL (
+          SELECT t.xmin::text AS version, ${COLUMNS_OF_T},
+                 (k.plain AND t.q_since IS NULL AND NOT t.flaky AND t.last_status = 'PASSED' AND t.runs >= 2
+                  AND t.last_run_id < $3::bigint AND t.first_seen_at <= $4
+                  AND (t.last_failed_at IS NULL
+                       OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(t.win) - 1, ${ENTRY}) i
+                                       WHERE get_byte(t.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4}))) AS quiet
+            FROM test_health t WHERE t.test_id = k.id
+           LIMIT 1) h ON true
+        WHERE h.quiet IS NOT TRUE`,
+      [testIds, plain, run, startedAt],
     );
-    return new Set(rows.map((r) => String(r.test_id)));
+    const quiet = new Set(testIds);
+    const stored = new Map<string, TestHealth>();
+    const versions = new Map<string, string>();
+    for (const r of rows) {
+      const id = String(r.test_id);
+      quiet.delete(id);
+      if (r.version !== null) {
+        stored.set(id, toHealth(r));
+        versions.set(id, r.version);
+      }
+    }
+    return { quiet, stored, versions };
   }
 
   /**
@@ -266,27 +292,36 @@ export class TestHealthRepository {
   }
 
   /**
-   * Stores the health of tests that have a row (locked by `lock`). Only what a run changes is written on the common
+   * Stores the health of tests that have a row, locked by `lock`, or as `read` read them: then each is written only
+   * if it is still the version read (its xmin), and the tests whose row changed meanwhile are answered, to be locked
+   * and weighed again (a concurrent writer of the same tests: rare, as a test is written by one batch at a time).
+   * Only what a run changes is written on the common
    * path (the window and what the rules made of it), with the timestamps only when they moved: an indexed column
    * left as it was keeps the update HOT. The quarantine columns follow in a second statement, for the few rows whose
    * quarantine changed.
    */
-  async update(tx: Pick<EntityManager, 'query'>, rows: readonly HealthWrite[]): Promise<void> {
+  async update(
+    tx: Pick<EntityManager, 'query'>,
+    rows: readonly HealthWrite[],
+    versions?: ReadonlyMap<string, string>,
+  ): Promise<string[]> {
     if (!rows.length) {
-      return;
+      return [];
     }
     const { bytes, at, len } = windows(rows);
-    await tx.query(
+    // An UPDATE … RETURNING answers [rows, count].
+    const [written]: [{ test_id: string }[], number] = await tx.query(
       `UPDATE test_health h
           SET win = substr($1::bytea, u.at, u.len), runs = u.runs, flake_rate = u.flake_rate, flaky = u.flaky,
               last_status = u.last_status, last_run_id = u.last_run_id, state = u.state,
               first_seen_at = coalesce(${ts('u.first_seen_ms')}, h.first_seen_at),
               last_failed_at = coalesce(${ts('u.last_failed_ms')}, h.last_failed_at)
          FROM unnest($2::bigint[], $3::int[], $4::int[], $5::int[], $6::float8[], $7::bool[], $8::text[],
-                     $9::bigint[], $10::text[], $11::float8[], $12::float8[])
+                     $9::bigint[], $10::text[], $11::float8[], $12::float8[], $13::text[])
               AS u(test_id, at, len, runs, flake_rate, flaky, last_status, last_run_id, state, first_seen_ms,
-                   last_failed_ms)
-        WHERE h.test_id = u.test_id`,
+                   last_failed_ms, version)
+        WHERE h.test_id = u.test_id AND (u.version IS NULL OR h.xmin = u.version::xid)
+        RETURNING h.test_id`,
       [
         bytes,
         rows.map((r) => r.testId),
@@ -305,9 +340,11 @@ export class TestHealthRepository {
         rows.map(({ health: h, before: b }) =>
           b && ms(b.lastFailedAt) === ms(h.lastFailedAt) ? null : ms(h.lastFailedAt),
         ),
+        rows.map((r) => versions?.get(r.testId) ?? null),
       ],
     );
-    const quarantines = rows.filter(quarantineChanged);
+    const done = new Set(written.map((r) => String(r.test_id)));
+    const quarantines = rows.filter((r) => done.has(r.testId) && quarantineChanged(r));
     if (quarantines.length) {
       await tx.query(
         `UPDATE test_health h
@@ -319,6 +356,7 @@ export class TestHealthRepository {
         quarantineArrays(quarantines),
       );
     }
+    return rows.map((r) => r.testId).filter((id) => !done.has(id));
   }
 
   /**

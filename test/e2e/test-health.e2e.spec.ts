@@ -228,6 +228,30 @@ describe('Test health: flaky tests and quarantine', () => {
     await api(maintainer.jwt).delete(`/api/projects/${projectId}/tests/${other.id}/quarantine`).expect(204);
   });
 
+  it('loses no outcome when runs write the same tests at once (a row changed since it was read is weighed again)', async () => {
+    const names = Array.from({ length: 20 }, (_, i) => `concurrent ${i}`);
+    const failing = names.map((name) => ({ name, suite: 'C', status: 'FAILED', message: 'boom' }));
+    for (let round = 0; round < 4; round++) {
+      const runs = await Promise.all(
+        [0, 1, 2].map(
+          async () =>
+            (await api(reporter).post(`/api/projects/${projectId}/runs`, { name: 'ci' }).expect(201)).body
+              .id as number,
+        ),
+      );
+      await Promise.all(
+        runs.map((run) => api(reporter).post(`/api/runs/${run}/results`, { results: failing }).expect(201)),
+      );
+    }
+    const rows: { runs: number; entries: number }[] = await svc.dataSource.query(
+      `SELECT h.runs, length(h.win) / 15 AS entries FROM test_health h JOIN test_cases t ON t.id = h.test_id
+        WHERE t.project_id = $1 AND t.suite = 'C'`,
+      [projectId],
+    );
+    expect(rows).toHaveLength(20);
+    expect(rows.every((r) => r.runs === 12 && Number(r.entries) === 12)).toBe(true);
+  });
+
   it('makes a test FLAKY once its V2 message is processed', async () => {
     const uuid = randomUUID();
     await api(reporter).post(`/api/v2/projects/${projectId}/runs`, { uuid, name: 'v2 run' }).expect(202);
