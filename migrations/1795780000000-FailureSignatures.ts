@@ -27,6 +27,10 @@ import { FAILURE_KEY } from './1795712400000-FailureKeyIdentifiers.js';
  *
  * failure_results has no foreign key to results (results have no index on id alone) and none to signatures (its
  * rows go with their run); the link tables go with their signature.
+ *
+ * failure_signature_runs.started_at came with SignatureRecount1795820000000 (which adds it where this ran before,
+ * and gives failure_results' rows to the purge rather than to their run's row); it is created here too because the
+ * backfill below runs the service's writer, which fills it.
  */
 export class FailureSignatures1795780000000 implements MigrationInterface {
   name = 'FailureSignatures1795780000000';
@@ -79,6 +83,7 @@ export class FailureSignatures1795780000000 implements MigrationInterface {
         signature_id bigint NOT NULL REFERENCES failure_signatures (id) ON DELETE CASCADE,
         run_id bigint NOT NULL,
         occurrences integer NOT NULL,
+        started_at timestamptz NOT NULL,
         PRIMARY KEY (signature_id, run_id)
       ) WITH (fillfactor = 80)`);
     await q.query(`

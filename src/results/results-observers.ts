@@ -43,6 +43,19 @@ export interface DeletedResults {
   runIds: readonly string[];
   /** Distinct, ascending. */
   testIds: readonly string[];
+  /**
+   * The signatures of the failing results deleted (their failure_results rows, src/triage/, deleted with them): how
+   * many of a test's failing results of a signature in a run went. Empty when none of them had one.
+   */
+  failures: readonly DeletedFailures[];
+}
+
+/** Failing results of one test in one run, of one signature, deleted by a purge batch (see DeletedResults). */
+export interface DeletedFailures {
+  runId: string;
+  signatureId: string;
+  testId: string;
+  count: number;
 }
 
 /** The work an observer does for a batch once its results are stored, inside the batch's transaction. */

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager } from 'typeorm';
 import { effectiveSettings } from '../common/project-settings.js';
+import type { DeletedFailures } from '../results/results-observers.js';
 import { TEST_CASES_LOCK_CLASS, projectLockKey } from '../results/test-case-guard.js';
 
 /** What a retention policy keeps: either bound, both or neither (null). */
@@ -133,23 +134,42 @@ export class RetentionRepository {
 
   /**
    * Deletes up to `limit` results of the run, by its index on (run_id, status, id), and answers how many and of which
-   * test cases (distinct, ascending). The rows are chosen by a bounded index scan and deleted by their tuple ids.
+   * test cases (distinct, ascending). The rows are chosen by a bounded index scan and deleted by their tuple ids. The
+   * signatures of the failing ones (failure_results, src/triage/) go with them, by that table's key, and are answered
+   * by signature and test case (what the recount of signatures takes away, signatures-recount.ts).
    */
   async deleteResultsBatch(
     tx: EntityManager,
     runId: string,
     limit: number,
-  ): Promise<{ deleted: number; testIds: string[] }> {
-    const rows: { test_id: string; n: string }[] = await tx.query(
+  ): Promise<{ deleted: number; testIds: string[]; failures: DeletedFailures[] }> {
+    const rows: { test_id: string; signature_id: string | null; n: string }[] = await tx.query(
       `WITH d AS (
          DELETE FROM results WHERE ctid = ANY(ARRAY(SELECT ctid FROM results WHERE run_id = $1 LIMIT $2))
-         RETURNING test_id)
-       SELECT test_id, count(*) AS n FROM d GROUP BY test_id ORDER BY test_id`,
+         RETURNING id, test_id, status),
+       f AS (
+         DELETE FROM failure_results
+          WHERE run_id = $1 AND result_id = ANY(ARRAY(SELECT id FROM d WHERE status IN ('FAILED', 'BROKEN')))
+         RETURNING result_id, signature_id)
+       SELECT test_id, NULL::bigint AS signature_id, count(*) AS n FROM d GROUP BY test_id
+       UNION ALL
+       SELECT d.test_id, f.signature_id, count(*) AS n FROM f JOIN d ON d.id = f.result_id
+        GROUP BY f.signature_id, d.test_id
+       ORDER BY signature_id NULLS FIRST, test_id`,
       [runId, limit],
     );
+    const tests = rows.filter((r) => r.signature_id === null);
     return {
-      deleted: rows.reduce((sum, r) => sum + Number(r.n), 0),
-      testIds: rows.map((r) => String(r.test_id)),
+      deleted: tests.reduce((sum, r) => sum + Number(r.n), 0),
+      testIds: tests.map((r) => String(r.test_id)),
+      failures: rows
+        .filter((r) => r.signature_id !== null)
+        .map((r) => ({
+          runId,
+          signatureId: String(r.signature_id),
+          testId: String(r.test_id),
+          count: Number(r.n),
+        })),
     };
   }
 

@@ -158,9 +158,9 @@ export class RetentionService {
     for (const queued of await this.repo.queuedPurges(projectId)) {
       while (!this.stopping) {
         const { deleted, done } = await this.repo.transaction(async (tx) => {
-          const { deleted, testIds } = await this.repo.deleteResultsBatch(tx, queued.runId, batch);
+          const { deleted, testIds, failures } = await this.repo.deleteResultsBatch(tx, queued.runId, batch);
           if (queued.projectLive) {
-            await this.observers.resultsDeleted(tx, { projectId, runIds: [queued.runId], testIds });
+            await this.observers.resultsDeleted(tx, { projectId, runIds: [queued.runId], testIds, failures });
           }
           const done = deleted < batch;
           if (done) {

@@ -27,6 +27,7 @@ interface KeyTally {
  * the tests' link rows, and last, under the signatures' row locks taken in id order (held to the commit, as
  * concurrent writes of the same failures meet there), the run's link rows and the signatures' counts, first and
  * last seen. A link row a write adds raises its signature's `runs` or `tests`; nothing is counted again from results.
+ * The purge of deleted runs takes away what their results added, the same way (signatures-recount.ts).
  *
  * Occurrences count failing results as stored, attempts included (a test that failed, then passed on retry, met
  * the failure once): the number only grows with writes, as a late retry does not undo the failure that happened. The
@@ -132,7 +133,8 @@ export class PendingFailures {
     );
     const newTests = new Map(addedTests.map((r) => [String(r.signature_id), r.n]));
     // 3. Shared with concurrent writes of the same failures, so last and short: the signatures row-locked in id order
-    // (no two writers can lock them crosswise), then their run's link rows and their counts, first and last seen.
+    // (no two writers can lock them crosswise), then their run's link rows and their counts, first and last seen (a
+    // signature in no run yet, new or one the purge left empty while this write held it, takes this run's).
     // NO KEY UPDATE, as the UPDATE takes: the link rows written above hold KEY SHARE locks on their signatures
     // (their foreign keys), which FOR UPDATE would wait for, one writer for another's and back (a deadlock).
     const order = signatureIds.map((_, k) => k).sort((x, y) => compareIds(signatureIds[x], signatureIds[y]));
@@ -142,18 +144,19 @@ export class PendingFailures {
       [sorted],
     );
     await tx.query(
-      `WITH sr AS (
-         INSERT INTO failure_signature_runs AS l (signature_id, run_id, occurrences)
-         SELECT u.signature_id, $1, u.n FROM unnest($2::bigint[], $3::int[]) AS u(signature_id, n)
+      `WITH r AS (SELECT id, started_at FROM runs WHERE id = $1),
+       sr AS (
+         INSERT INTO failure_signature_runs AS l (signature_id, run_id, occurrences, started_at)
+         SELECT u.signature_id, r.id, u.n, r.started_at FROM unnest($2::bigint[], $3::int[]) AS u(signature_id, n)
+          CROSS JOIN r
          ON CONFLICT (signature_id, run_id) DO UPDATE SET occurrences = l.occurrences + excluded.occurrences
-         RETURNING signature_id, (xmax = 0) AS added),
-       r AS (SELECT id, started_at FROM runs WHERE id = $1)
+         RETURNING signature_id, (xmax = 0) AS added)
        UPDATE failure_signatures s
           SET occurrences = s.occurrences + u.n, tests = s.tests + u.tests, runs = s.runs + sr.added::int,
-              first_run_id = CASE WHEN r.started_at < s.first_seen_at THEN r.id ELSE s.first_run_id END,
-              first_seen_at = least(s.first_seen_at, r.started_at),
-              last_run_id = CASE WHEN r.started_at >= s.last_seen_at THEN r.id ELSE s.last_run_id END,
-              last_seen_at = greatest(s.last_seen_at, r.started_at)
+              first_run_id = CASE WHEN s.runs = 0 OR r.started_at < s.first_seen_at THEN r.id ELSE s.first_run_id END,
+              first_seen_at = CASE WHEN s.runs = 0 THEN r.started_at ELSE least(s.first_seen_at, r.started_at) END,
+              last_run_id = CASE WHEN s.runs = 0 OR r.started_at >= s.last_seen_at THEN r.id ELSE s.last_run_id END,
+              last_seen_at = CASE WHEN s.runs = 0 THEN r.started_at ELSE greatest(s.last_seen_at, r.started_at) END
          FROM unnest($2::bigint[], $3::int[], $4::int[]) AS u(signature_id, n, tests)
          JOIN sr ON sr.signature_id = u.signature_id
         CROSS JOIN r

@@ -1,6 +1,7 @@
 import type { EntityManager } from 'typeorm';
-import type { ResultsObserver, RunRef, StoredResult } from '../results/results-observers.js';
+import type { DeletedResults, ResultsObserver, RunRef, StoredResult } from '../results/results-observers.js';
 import { failureKey } from './failure-signature.js';
+import { recountSignatures } from './signatures-recount.js';
 import { type Failure, PendingFailures, suggestFor } from './signatures.writer.js';
 
 /**
@@ -42,6 +43,15 @@ export class TriageObserver implements ResultsObserver {
       pending.add(gathered);
       return Promise.resolve();
     };
+  }
+
+  /**
+   * Results deleted by retention or a run's deletion (src/retention/): what their failing results added to their
+   * signatures is taken away in the purge batch's transaction, and signatures left without occurrences go
+   * (signatures-recount.ts).
+   */
+  async resultsDeleted(tx: EntityManager, deleted: DeletedResults): Promise<void> {
+    await recountSignatures(tx, deleted.failures);
   }
 
   async outcomesSettled(tx: EntityManager, run: RunRef): Promise<void> {

@@ -6,6 +6,21 @@ import { ResultsObservers, type DeletedResults } from '../../src/results/results
 import { addBulkResults } from '../support/bulk-results.js';
 
 type Status = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
+/** A test's outcome in a run: a status, or a failing one with its message. */
+type Outcome = Status | { status: Status; message: string };
+/** A failure signature as the API shows it (API.md, "Failure triage across runs"). */
+interface Signature {
+  id: number;
+  key: string;
+  occurrences: number;
+  tests: number;
+  runs: number;
+  firstSeen: { runId: number; at: string };
+  lastSeen: { runId: number; at: string };
+  triage: string;
+  issue: { url: string } | null;
+  suggested: { fromId: number; similarity: number } | null;
+}
 const DAY = 86_400_000;
 const daysAgo = (n: number) => new Date(Date.now() - n * DAY).toISOString();
 
@@ -47,12 +62,16 @@ describe('Retention', () => {
     projectId: number,
     name: string,
     startedAt: string,
-    outcomes: Record<string, Status>,
+    outcomes: Record<string, Outcome>,
     finish = true,
   ) {
     const created = (await as(owner).post(`/api/projects/${projectId}/runs`, { name, startedAt }).expect(201))
       .body;
-    const results = Object.entries(outcomes).map(([test, status]) => ({ name: test, suite: 'S', status }));
+    const results = Object.entries(outcomes).map(([test, outcome]) => ({
+      name: test,
+      suite: 'S',
+      ...(typeof outcome === 'string' ? { status: outcome } : outcome),
+    }));
     await as(owner).post(`/api/runs/${created.id}/results`, { results }).expect(201);
     if (finish) {
       await as(owner)
@@ -80,6 +99,23 @@ describe('Retention', () => {
       (await as(viewer).get(`/api/projects/${projectId}/tests/${testId}/history?size=100`).expect(200)).body
         .content as { runId: number }[]
     ).map((h) => h.runId);
+  const signatures = async (projectId: number) =>
+    (await as(viewer).get(`/api/projects/${projectId}/failures?size=100`).expect(200)).body
+      .content as Signature[];
+  const signature = async (id: number) =>
+    (await as(viewer).get(`/api/failures/${id}`).expect(200)).body as Signature & {
+      recentRuns: { runId: number; count: number }[];
+      topTests: { testId: number; name: string; count: number }[];
+    };
+  /** The rows failure signatures keep of these runs: their failing results' signatures and their link rows. */
+  const signatureRowsOf = async (runs: number[]) =>
+    (
+      await svc.dataSource.query(
+        `SELECT (SELECT count(*) FROM failure_results WHERE run_id = ANY($1::bigint[]))::int AS results,
+                (SELECT count(*) FROM failure_signature_runs WHERE run_id = ANY($1::bigint[]))::int AS links`,
+        [runs],
+      )
+    )[0] as { results: number; links: number };
   const storedResults = async (runId: number) =>
     Number((await svc.dataSource.query('SELECT count(*) AS n FROM results WHERE run_id = $1', [runId]))[0].n);
 
@@ -283,6 +319,124 @@ describe('Retention', () => {
       resultsDeleted: 1,
     });
     expect(await runIds(p)).toEqual([oldRunning, recent]);
+  });
+
+  it('recounts failure signatures from the runs kept, and deletes those only removed runs had, after a cleanup and after DELETE /api/runs/{id}', async () => {
+    const p = await project('RETSIGS');
+    await as(owner)
+      .patch(`/api/projects/${p}/settings`, { triage: { similarity: 0.5 } })
+      .expect(200);
+    const checkout = (n: number): Outcome => ({
+      status: 'FAILED',
+      message: `Checkout failed for order ${n}`,
+    });
+    const stockMessage = (n: number) =>
+      `Stock service unreachable at inventory.internal after ${n} ms while reserving the basket`;
+    const stock = (n: number): Outcome => ({ status: 'FAILED', message: stockMessage(n) });
+    const at = [daysAgo(10), daysAgo(9), daysAgo(8), daysAgo(7)];
+    // Oldest first. `checkout` fails in every run (tests a, d, c); `stock` only in the two runs that go.
+    const r1 = await run(p, 'nightly #1', at[0], { a: checkout(1), d: checkout(2), b: stock(1) });
+    const r2 = await run(p, 'nightly #2', at[1], { a: checkout(3), b: stock(2) });
+    const bySignatureKey = async (key: string) => (await signatures(p)).find((s) => s.key === key)!;
+    const stockSig = await bySignatureKey(
+      'Stock service unreachable at inventory.internal after <n> ms while reserving the basket',
+    );
+    // Triaged: a like failure of a later run takes its triage as a suggestion.
+    await as(owner)
+      .patch(`/api/failures/${stockSig.id}`, {
+        triage: 'PRODUCT_BUG',
+        issue: { url: 'http://tracker.example.com/INV-1' },
+      })
+      .expect(200);
+    const r3 = await run(p, 'nightly #3', at[2], { a: checkout(4), d: 'PASSED', b: 'PASSED' });
+    const r4 = await run(p, 'nightly #4', at[3], {
+      a: checkout(5),
+      c: checkout(6),
+      e: { status: 'BROKEN', message: `${stockMessage(3)} (retrying)` },
+    });
+    const checkoutSig = await bySignatureKey('Checkout failed for order <n>');
+    const again = (await signatures(p)).find((s) => s.key.endsWith('(retrying)'))!;
+    expect(checkoutSig).toMatchObject({
+      occurrences: 6,
+      tests: 3,
+      runs: 4,
+      firstSeen: { runId: r1, at: at[0] },
+      lastSeen: { runId: r4, at: at[3] },
+    });
+    expect(await signature(stockSig.id)).toMatchObject({ occurrences: 2, tests: 1, runs: 2 });
+    expect(again).toMatchObject({ triage: 'PRODUCT_BUG', suggested: { fromId: stockSig.id } });
+
+    // The cleanup removes r1 and r2.
+    await as(owner)
+      .patch(`/api/projects/${p}/settings`, { retention: { keepRuns: 2 } })
+      .expect(200);
+    expect((await as(owner).post(`/api/projects/${p}/retention/run`).expect(200)).body).toEqual({
+      runsDeleted: 2,
+      resultsDeleted: 5,
+    });
+    // `checkout` is counted from r3 and r4 alone: 3 failing results of tests a and c (d failed only in r1).
+    const recounted = {
+      occurrences: 3,
+      tests: 2,
+      runs: 2,
+      firstSeen: { runId: r3, at: at[2] },
+      lastSeen: { runId: r4, at: at[3] },
+    };
+    expect((await signatures(p)).find((s) => s.id === checkoutSig.id)).toMatchObject(recounted);
+    const detail = await signature(checkoutSig.id);
+    expect(detail).toMatchObject(recounted);
+    expect(detail.recentRuns.map((r) => [r.runId, r.count])).toEqual([
+      [r4, 2],
+      [r3, 1],
+    ]);
+    expect(detail.topTests.map((t) => [t.name, t.count])).toEqual([
+      ['a', 2],
+      ['c', 1],
+    ]);
+    // `stock` had failures in the removed runs only: gone from the list and from its address.
+    await as(viewer).get(`/api/failures/${stockSig.id}`).expect(404);
+    expect((await signatures(p)).map((s) => s.id).sort()).toEqual([checkoutSig.id, again.id].sort());
+    // The signature that took its triage keeps the triage and issue, no longer a suggestion of a signature gone.
+    expect(await signature(again.id)).toMatchObject({
+      triage: 'PRODUCT_BUG',
+      issue: { url: 'http://tracker.example.com/INV-1' },
+      suggested: null,
+      occurrences: 1,
+    });
+    expect(await signatureRowsOf([r1, r2])).toEqual({ results: 0, links: 0 });
+    // The run kept still names its failures' signatures.
+    const groups = (await as(viewer).get(`/api/runs/${r3}/failure-groups`).expect(200)).body.content as {
+      signatureId: number;
+      isNew: boolean;
+    }[];
+    expect(groups).toMatchObject([{ signatureId: checkoutSig.id, isNew: true }]);
+
+    // Deleting the latest run: `checkout` is left with r3 (last seen there too); the like failure only r4 had goes.
+    await as(maintainer).del(`/api/runs/${r4}`).expect(204);
+    await eventually(async () => ((await signatureRowsOf([r4])).links === 0 ? true : undefined), 30_000);
+    await as(viewer).get(`/api/failures/${again.id}`).expect(404);
+    const left = await signatures(p);
+    expect(left.map((s) => s.id)).toEqual([checkoutSig.id]);
+    expect(left[0]).toMatchObject({
+      occurrences: 1,
+      tests: 1,
+      runs: 1,
+      firstSeen: { runId: r3, at: at[2] },
+      lastSeen: { runId: r3, at: at[2] },
+    });
+    expect((await signature(checkoutSig.id)).topTests.map((t) => [t.name, t.count])).toEqual([['a', 1]]);
+    expect(await signatureRowsOf([r4])).toEqual({ results: 0, links: 0 });
+
+    // A failure seen again later counts from there on; one whose signature went is new again.
+    const r5 = await run(p, 'nightly #5', daysAgo(1), { a: checkout(7), b: stock(4) });
+    expect((await signatures(p)).find((s) => s.id === checkoutSig.id)).toMatchObject({
+      occurrences: 2,
+      runs: 2,
+      lastSeen: { runId: r5 },
+    });
+    const stockAgain = (await signatures(p)).find((s) => s.key === stockSig.key)!;
+    expect(stockAgain.id).not.toBe(stockSig.id);
+    expect(stockAgain).toMatchObject({ occurrences: 1, firstSeen: { runId: r5 } });
   });
 
   it('deletes a run of 200,000 results at once: hidden from every read, its results purged in the background', async () => {

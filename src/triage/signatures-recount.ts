@@ -1,0 +1,144 @@
+import type { EntityManager } from 'typeorm';
+import type { DeletedFailures } from '../results/results-observers.js';
+
+/**
+ * Takes away from failure signatures what the failing results a purge batch deleted had added (ResultsObserver.
+ * resultsDeleted; the batch deleted their failure_results rows with them and handed over, by signature, test and run,
+ * how many there were): the same counts the writer (signatures.writer.ts) adds, taken away the same way, by the rows
+ * of those signatures, tests and runs only, never a scan of a project's results.
+ *
+ * 1. The tests' link rows, row-locked in (signature, test) order as the writer locks them: each loses the deleted
+ *    results' count, and goes when none is left (the test has no failing result of the signature any more).
+ * 2. The runs' link rows likewise (a deleted run's: no writer adds to it; the purge takes them batch by batch).
+ * 3. The signatures, row-locked in id order FOR NO KEY UPDATE as the writer locks them (the link rows a concurrent
+ *    write has just inserted hold KEY SHARE locks on them), with the signatures that took a suggestion from one about
+ *    to be left without occurrences (their rows change when it goes): occurrences, tests and runs lose what went, and a
+ *    signature that lost a run link has its first and last seen read again from the run links left
+ *    (ix_failure_signature_runs_seen: two index probes). While the deleted runs' purge goes on, those may still name
+ *    one of them; they are exact once it is through, as the counts are.
+ * 4. The signatures left without occurrences go: the suggestions they made stay as triage and issue of their own
+ *    (they are no suggestion any more), and their link rows go with them. A signature a concurrent write holds (FOR KEY
+ *    SHARE: it is adding occurrences to it, or suggesting from it) is passed over (SKIP LOCKED) rather than waited for,
+ *    as that write may be waiting for this batch's locks: it stays, with the occurrences that write adds (one that
+ *    only took a suggestion from it adds none: that signature is left without occurrences, listed, until its failure
+ *    comes again; it takes the two at the same moment).
+ */
+export async function recountSignatures(
+  tx: EntityManager,
+  failures: readonly DeletedFailures[],
+): Promise<void> {
+  if (!failures.length) {
+    return;
+  }
+  const signatureIds = failures.map((f) => f.signatureId);
+  const testIds = failures.map((f) => f.testId);
+  const runIds = failures.map((f) => f.runId);
+  const counts = failures.map((f) => f.count);
+  const byTest = `SELECT signature_id, test_id, sum(n)::int AS n
+                    FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS u(signature_id, test_id, n)
+                   GROUP BY signature_id, test_id`;
+  // 1. The tests' link rows.
+  await tx.query(
+    `SELECT 1 FROM failure_signature_tests l
+      WHERE (l.signature_id, l.test_id) IN (SELECT signature_id, test_id FROM (${byTest}) u)
+      ORDER BY l.signature_id, l.test_id FOR UPDATE`,
+    [signatureIds, testIds, counts],
+  );
+  const testsGone: { signature_id: string; n: number }[] = await tx.query(
+    `WITH u AS (${byTest}),
+     gone AS (
+       DELETE FROM failure_signature_tests l USING u
+        WHERE l.signature_id = u.signature_id AND l.test_id = u.test_id AND l.occurrences <= u.n
+       RETURNING l.signature_id),
+     kept AS (
+       UPDATE failure_signature_tests l SET occurrences = l.occurrences - u.n FROM u
+        WHERE l.signature_id = u.signature_id AND l.test_id = u.test_id AND l.occurrences > u.n)
+     SELECT signature_id, count(*)::int AS n FROM gone GROUP BY signature_id`,
+    [signatureIds, testIds, counts],
+  );
+  // 2. The runs' link rows.
+  const runsGone: { signature_id: string; n: number }[] = await tx.query(
+    `WITH u AS (
+       SELECT signature_id, run_id, sum(n)::int AS n
+         FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS u(signature_id, run_id, n)
+        GROUP BY signature_id, run_id),
+     gone AS (
+       DELETE FROM failure_signature_runs l USING u
+        WHERE l.signature_id = u.signature_id AND l.run_id = u.run_id AND l.occurrences <= u.n
+       RETURNING l.signature_id),
+     kept AS (
+       UPDATE failure_signature_runs l SET occurrences = l.occurrences - u.n FROM u
+        WHERE l.signature_id = u.signature_id AND l.run_id = u.run_id AND l.occurrences > u.n)
+     SELECT signature_id, count(*)::int AS n FROM gone GROUP BY signature_id`,
+    [signatureIds, runIds, counts],
+  );
+  // 3. The signatures: what each lost.
+  const lost = new Map<string, { occurrences: number; tests: number; runs: number }>();
+  const of = (id: string) => {
+    let l = lost.get(id);
+    if (!l) {
+      l = { occurrences: 0, tests: 0, runs: 0 };
+      lost.set(id, l);
+    }
+    return l;
+  };
+  failures.forEach((f) => (of(f.signatureId).occurrences += f.count));
+  testsGone.forEach((r) => (of(String(r.signature_id)).tests += r.n));
+  runsGone.forEach((r) => (of(String(r.signature_id)).runs += r.n));
+  const ids = [...lost.keys()];
+  const lostArgs = [
+    ids,
+    ids.map((id) => lost.get(id)!.occurrences),
+    ids.map((id) => lost.get(id)!.tests),
+    ids.map((id) => lost.get(id)!.runs),
+  ];
+  // Locked in id order with the signatures suggested from one about to be left without occurrences (occurrences
+  // only grow meanwhile: those that reach none below are among these).
+  await tx.query(
+    `SELECT 1 FROM failure_signatures
+      WHERE id = ANY(ARRAY(
+              SELECT unnest($1::bigint[])
+               UNION
+              SELECT n.id FROM unnest($1::bigint[], $2::bigint[]) AS u(id, occurrences)
+                JOIN failure_signatures s ON s.id = u.id AND s.occurrences <= u.occurrences
+                JOIN failure_signatures n ON n.suggested_from_id = s.id))
+      ORDER BY id FOR NO KEY UPDATE`,
+    lostArgs.slice(0, 2),
+  );
+  const [recounted]: [{ id: string; occurrences: string }[], number] = await tx.query(
+    `UPDATE failure_signatures s
+        SET occurrences = s.occurrences - u.occurrences, tests = s.tests - u.tests, runs = s.runs - u.runs,
+            first_run_id = coalesce(f.run_id, s.first_run_id), first_seen_at = coalesce(f.started_at, s.first_seen_at),
+            last_run_id = coalesce(l.run_id, s.last_run_id), last_seen_at = coalesce(l.started_at, s.last_seen_at)
+       FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[]) AS u(id, occurrences, tests, runs)
+       LEFT JOIN LATERAL (
+         SELECT run_id, started_at FROM failure_signature_runs
+          WHERE signature_id = u.id AND u.runs > 0 ORDER BY started_at, run_id LIMIT 1) f ON true
+       LEFT JOIN LATERAL (
+         SELECT run_id, started_at FROM failure_signature_runs
+          WHERE signature_id = u.id AND u.runs > 0 ORDER BY started_at DESC, run_id DESC LIMIT 1) l ON true
+      WHERE s.id = u.id
+      RETURNING s.id, s.occurrences`,
+    lostArgs,
+  );
+  const emptied = recounted.filter((r) => Number(r.occurrences) <= 0).map((r) => String(r.id));
+  if (!emptied.length) {
+    return;
+  }
+  // 4. The signatures left without occurrences.
+  const doomed: { id: string }[] = await tx.query(
+    `SELECT id FROM failure_signatures WHERE id = ANY($1::bigint[]) AND occurrences <= 0
+      ORDER BY id FOR UPDATE SKIP LOCKED`,
+    [emptied],
+  );
+  if (!doomed.length) {
+    return;
+  }
+  const doomedIds = doomed.map((r) => String(r.id));
+  await tx.query(
+    `UPDATE failure_signatures SET suggested_from_id = NULL, suggested_similarity = NULL
+      WHERE suggested_from_id = ANY($1::bigint[])`,
+    [doomedIds],
+  );
+  await tx.query('DELETE FROM failure_signatures WHERE id = ANY($1::bigint[])', [doomedIds]);
+}

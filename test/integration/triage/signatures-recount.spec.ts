@@ -1,0 +1,332 @@
+import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
+import { dataSourceOptions } from '../../../src/database/data-source-options.js';
+import type { DeletedFailures } from '../../../src/results/results-observers.js';
+import { recountSignatures } from '../../../src/triage/signatures-recount.js';
+import { PendingFailures } from '../../../src/triage/signatures.writer.js';
+import { createTestDatabase, TestDatabase } from '../../support/database.js';
+import { FailureSignatures1795780000000 } from '../../../migrations/1795780000000-FailureSignatures.js';
+import { SignatureRecount1795820000000 } from '../../../migrations/1795820000000-SignatureRecount.js';
+
+interface SignatureRow {
+  id: string;
+  occurrences: string;
+  tests: number;
+  runs: number;
+  first_run_id: string;
+  last_run_id: string;
+  triage: string;
+  suggested_from_id: string | null;
+}
+
+/**
+ * Failure signatures when results are deleted (src/triage/signatures-recount.ts): what a purge batch takes away, and
+ * how it meets writes of the same failures (signatures.writer.ts) in flight.
+ */
+describe('failure signatures recounted as results are deleted', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  let projectId: string;
+  let nextResult = 1;
+  /** The failing results written, by run: each one's signature key and test. */
+  const written = new Map<string, { resultId: string; testId: string; key: string }[]>();
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 6)).initialize();
+    const [{ id }] = await db.query(`INSERT INTO projects (key, name) VALUES ('RC', 'recount') RETURNING id`);
+    projectId = String(id);
+  });
+  afterAll(async () => {
+    await db.destroy();
+    await database.drop();
+  });
+
+  let hour = 0;
+  /** A finished run, each started an hour after the one before. */
+  const newRun = async (on: Pick<EntityManager, 'query'> = db): Promise<string> => {
+    const [{ id }] = await on.query(
+      `INSERT INTO runs (project_id, name, status, started_at)
+       VALUES ($1, 'r', 'FINISHED', timestamptz '2026-01-01' + make_interval(hours => $2)) RETURNING id`,
+      [projectId, hour++],
+    );
+    return String(id);
+  };
+
+  /** Failures (test, key) of a run, stored as the writer stores them; the ids of the signatures it created. */
+  async function write(
+    tx: Pick<EntityManager, 'query'>,
+    runId: string,
+    failures: [testId: string, key: string][],
+  ): Promise<string[]> {
+    const pending = new PendingFailures();
+    const rows = failures.map(([testId, key]) => ({ resultId: String(nextResult++), testId, key }));
+    pending.add(rows.map((r) => ({ ...r, message: r.key })));
+    written.set(runId, [...(written.get(runId) ?? []), ...rows]);
+    return pending.store(tx, projectId, runId);
+  }
+
+  /**
+   * Deletes these failing results of the run as a purge batch does (their failure_results rows with them), and answers
+   * what the batch hands the observers.
+   */
+  async function deleteFailures(
+    tx: Pick<EntityManager, 'query'>,
+    runId: string,
+    testIds?: string[],
+  ): Promise<DeletedFailures[]> {
+    const rows = (written.get(runId) ?? []).filter((r) => !testIds || testIds.includes(r.testId));
+    const gone: { result_id: string; signature_id: string }[] = await tx.query(
+      `WITH f AS (DELETE FROM failure_results WHERE run_id = $1 AND result_id = ANY($2::bigint[])
+                  RETURNING result_id, signature_id)
+       SELECT * FROM f`,
+      [runId, rows.map((r) => r.resultId)],
+    );
+    const testOf = new Map(rows.map((r) => [r.resultId, r.testId]));
+    const tally = new Map<string, DeletedFailures>();
+    for (const g of gone) {
+      const testId = testOf.get(String(g.result_id))!;
+      const key = `${g.signature_id}/${testId}`;
+      const t = tally.get(key) ?? { runId, signatureId: String(g.signature_id), testId, count: 0 };
+      t.count++;
+      tally.set(key, t);
+    }
+    return [...tally.values()];
+  }
+
+  const signature = async (key: string): Promise<SignatureRow | undefined> =>
+    (
+      await db.query(
+        `SELECT id, occurrences, tests, runs, first_run_id, last_run_id, triage, suggested_from_id
+           FROM failure_signatures WHERE project_id = $1 AND key = $2`,
+        [projectId, key],
+      )
+    )[0];
+  const links = async (id: string) => ({
+    runs: (
+      await db.query(
+        'SELECT run_id, occurrences FROM failure_signature_runs WHERE signature_id = $1 ORDER BY run_id',
+        [id],
+      )
+    ).map((r: { run_id: string; occurrences: number }) => [String(r.run_id), r.occurrences]),
+    tests: (
+      await db.query(
+        'SELECT test_id, occurrences FROM failure_signature_tests WHERE signature_id = $1 ORDER BY test_id',
+        [id],
+      )
+    ).map((r: { test_id: string; occurrences: number }) => [String(r.test_id), r.occurrences]),
+  });
+
+  /** A transaction of its own on a connection of its own, left open. */
+  async function open(): Promise<QueryRunner> {
+    const runner = db.createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    // A wait where none is meant fails the test instead of hanging it.
+    await runner.query(`SET LOCAL lock_timeout = '5s'`);
+    return runner;
+  }
+
+  it('takes away what deleted results added, batch by batch, and deletes a signature left without occurrences', async () => {
+    const [r1, r2] = [await newRun(), await newRun()];
+    await db.transaction((tx) =>
+      write(tx, r1, [
+        ['1', 'K1'],
+        ['1', 'K1'],
+        ['2', 'K1'],
+        ['1', 'L1'],
+      ]),
+    );
+    await db.transaction((tx) => write(tx, r2, [['1', 'K1']]));
+    const k = (await signature('K1'))!;
+    expect(k).toMatchObject({ occurrences: '4', tests: 2, runs: 2, first_run_id: r1, last_run_id: r2 });
+
+    // A first batch deletes test 1's results of r1: test 2 still has its failure there, so r1 is still K1's.
+    await db.transaction(async (tx) => recountSignatures(tx, await deleteFailures(tx, r1, ['1'])));
+    expect(await signature('K1')).toMatchObject({ occurrences: '2', tests: 2, runs: 2, first_run_id: r1 });
+    expect(await links(k.id)).toEqual({
+      runs: [
+        [r1, 1],
+        [r2, 1],
+      ],
+      tests: [
+        ['1', 1],
+        ['2', 1],
+      ],
+    });
+    // L1 had a failure in r1 only.
+    expect(await signature('L1')).toBeUndefined();
+
+    // The last batch: K1 is r2's alone.
+    await db.transaction(async (tx) => recountSignatures(tx, await deleteFailures(tx, r1, ['2'])));
+    expect(await signature('K1')).toMatchObject({
+      occurrences: '1',
+      tests: 1,
+      runs: 1,
+      first_run_id: r2,
+      last_run_id: r2,
+    });
+    expect(await links(k.id)).toEqual({ runs: [[r2, 1]], tests: [['1', 1]] });
+  });
+
+  it('passes over a signature a write holds rather than wait for it, and leaves it to that write', async () => {
+    const [r1, r2] = [await newRun(), await newRun()];
+    await db.transaction((tx) => write(tx, r1, [['1', 'K2']]));
+    const k = (await signature('K2'))!;
+    // A write of K2 has read its signature (FOR KEY SHARE, as it does) and goes on.
+    const writer = await open();
+    await writer.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR KEY SHARE', [k.id]);
+    const purge = await open();
+    await recountSignatures(purge.manager, await deleteFailures(purge.manager, r1));
+    await purge.commitTransaction();
+    await purge.release();
+    expect(await signature('K2')).toMatchObject({ id: k.id, occurrences: '0', runs: 0, tests: 0 });
+    // The write stores its failure: the signature is counted from its run alone.
+    await write(writer.manager, r2, [['3', 'K2']]);
+    await writer.commitTransaction();
+    await writer.release();
+    expect(await signature('K2')).toMatchObject({
+      id: k.id,
+      occurrences: '1',
+      tests: 1,
+      runs: 1,
+      first_run_id: r2,
+      last_run_id: r2,
+    });
+  });
+
+  it('repairs, in SignatureRecount up, the signatures that runs deleted before it left behind', async () => {
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      const migration = new SignatureRecount1795820000000();
+      await migration.down(runner);
+      const q = (sql: string, params: unknown[] = []) => runner.query(sql, params);
+      // As the service stored them before: K in r1 (tests 1, 2) and r2 (test 1); L in r1 alone, triaged; M in r2,
+      // suggested from L.
+      const [r1, r2] = [await newRun(runner), await newRun(runner)];
+      const [{ started: t1 }] = await q('SELECT started_at AS started FROM runs WHERE id = $1', [r1]);
+      const [{ started: t2 }] = await q('SELECT started_at AS started FROM runs WHERE id = $1', [r2]);
+      const sig = async (key: string, runs: number, occurrences: number, tests: number) =>
+        String(
+          (
+            await q(
+              `INSERT INTO failure_signatures
+                      (project_id, key, first_run_id, first_seen_at, last_run_id, last_seen_at, occurrences, tests, runs)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+              [projectId, key, r1, t1, r2, t2, occurrences, tests, runs],
+            )
+          )[0].id,
+        );
+      const [k, l, m] = [await sig('mK', 2, 3, 2), await sig('mL', 1, 1, 1), await sig('mM', 1, 1, 1)];
+      await q(`UPDATE failure_signatures SET triage = 'PRODUCT_BUG' WHERE id = $1`, [l]);
+      await q(
+        `UPDATE failure_signatures SET triage = 'PRODUCT_BUG', suggested_from_id = $1, suggested_similarity = 0.9
+          WHERE id = $2`,
+        [l, m],
+      );
+      const failing: [string, string, string][] = [
+        [r1, '1', k],
+        [r1, '2', k],
+        [r1, '3', l],
+        [r2, '1', k],
+        [r2, '4', m],
+      ];
+      for (const [run, test, signatureId] of failing) {
+        const [{ id }] = await q(
+          `INSERT INTO results (run_id, project_id, test_id, name, suite, status)
+           VALUES ($1, $2, $3, $4, 'S', 'FAILED') RETURNING id`,
+          [run, projectId, test, `t${test}`],
+        );
+        await q('INSERT INTO failure_results (run_id, result_id, signature_id) VALUES ($1, $2, $3)', [
+          run,
+          id,
+          signatureId,
+        ]);
+      }
+      await q(
+        `INSERT INTO failure_signature_runs (signature_id, run_id, occurrences)
+         VALUES ($1, $3, 2), ($1, $4, 1), ($2, $3, 1), ($5, $4, 1)`,
+        [k, l, r1, r2, m],
+      );
+      await q(
+        `INSERT INTO failure_signature_tests (signature_id, test_id, occurrences)
+         VALUES ($1, 1, 2), ($1, 2, 1), ($2, 3, 1), ($3, 4, 1)`,
+        [k, l, m],
+      );
+      // r1 deleted: its failure_results rows went with it (their foreign key), nothing else did.
+      await q('DELETE FROM runs WHERE id = $1', [r1]);
+      expect(await q('SELECT count(*)::int AS n FROM failure_results WHERE run_id = $1', [r1])).toEqual([
+        { n: 0 },
+      ]);
+
+      await migration.up(runner);
+      const row = async (id: string) =>
+        (
+          await q(
+            `SELECT occurrences::int, tests, runs, first_run_id::text, last_run_id::text, triage, suggested_from_id
+               FROM failure_signatures WHERE id = $1`,
+            [id],
+          )
+        )[0];
+      expect(await row(k)).toEqual({
+        occurrences: 1,
+        tests: 1,
+        runs: 1,
+        first_run_id: r2,
+        last_run_id: r2,
+        triage: 'TO_INVESTIGATE',
+        suggested_from_id: null,
+      });
+      expect(await row(l)).toBeUndefined();
+      expect(await row(m)).toMatchObject({ occurrences: 1, triage: 'PRODUCT_BUG', suggested_from_id: null });
+      expect(
+        await q('SELECT test_id::text, occurrences FROM failure_signature_tests WHERE signature_id = $1', [
+          k,
+        ]),
+      ).toEqual([{ test_id: '1', occurrences: 1 }]);
+      expect(
+        await q(
+          'SELECT run_id::text, started_at = $2 AS seen FROM failure_signature_runs WHERE signature_id = $1',
+          [k, t2],
+        ),
+      ).toEqual([{ run_id: r2, seen: true }]);
+      // failure_results' rows now outlive their run's row, for the purge to delete with their results.
+      await q('DELETE FROM runs WHERE id = $1', [r2]);
+      expect(await q('SELECT count(*)::int AS n FROM failure_results WHERE run_id = $1', [r2])).toEqual([
+        { n: 2 },
+      ]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+
+  it("runs FailureSignatures' backfill, the service's writer, on the tables as it creates them", async () => {
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await new SignatureRecount1795820000000().down(runner);
+      await new FailureSignatures1795780000000().down(runner);
+      const run = await newRun(runner);
+      await runner.query('UPDATE runs SET count_failed = 1 WHERE id = $1', [run]);
+      await runner.query(
+        `INSERT INTO results (run_id, project_id, test_id, name, suite, status, message)
+         VALUES ($1, $2, 1, 't1', 'S', 'FAILED', 'Backfilled failure')`,
+        [run, projectId],
+      );
+      await new FailureSignatures1795780000000().up(runner);
+      await new SignatureRecount1795820000000().up(runner);
+      expect(
+        await runner.query(
+          `SELECT s.key, s.occurrences::int, l.run_id::text, l.started_at = r.started_at AS seen
+             FROM failure_signatures s JOIN failure_signature_runs l ON l.signature_id = s.id
+             JOIN runs r ON r.id = l.run_id WHERE l.run_id = $1`,
+          [run],
+        ),
+      ).toEqual([{ key: 'Backfilled failure', occurrences: 1, run_id: run, seen: true }]);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+});
