@@ -13,6 +13,8 @@ export interface Failure {
 const SAMPLE_CHARS = 2000;
 /** Rows a statement takes at once when a whole run (an import) is stored at its finish. */
 const CHUNK = 5_000;
+/** How often a write looks its signatures up again when the purge deleted some of them meanwhile. */
+const MAX_TRIES = 5;
 
 interface KeyTally {
   sample: string | null;
@@ -77,27 +79,43 @@ export class PendingFailures {
     keys: string[],
   ): Promise<string[]> {
     const tallies = keys.map((k) => this.keys.get(k)!);
+    const sampleOf = new Map(keys.map((k, i) => [k, tallies[i].sample]));
     // 1. The signatures' ids, new ones inserted (in key order) with nothing counted yet. DO NOTHING takes no lock
-    // on a signature that exists: concurrent writers of the same failures do not wait for each other here.
-    const created: { id: string; key: string }[] = await tx.query(
-      `INSERT INTO failure_signatures
-              (project_id, key, sample_message, first_run_id, first_seen_at, last_run_id, last_seen_at, occurrences)
-       SELECT $1, k.key, k.sample, r.id, r.started_at, r.id, r.started_at, 0
-         FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(key, sample, i)
-        CROSS JOIN (SELECT id, started_at FROM runs WHERE id = $2) r
-        ORDER BY k.i
-       ON CONFLICT (project_id, key) DO NOTHING
-       RETURNING id, key`,
-      [projectId, runId, keys, tallies.map((t) => t.sample)],
-    );
-    const idOf = new Map(created.map((r) => [r.key, String(r.id)]));
-    if (idOf.size < keys.length) {
-      const known: { id: string; key: string }[] = await tx.query(
-        `SELECT s.id, s.key FROM unnest($2::text[]) AS k(key)
-           CROSS JOIN LATERAL (SELECT id, key FROM failure_signatures WHERE project_id = $1 AND key = k.key) s`,
-        [projectId, keys.filter((k) => !idOf.has(k))],
+    // on a signature that exists: concurrent writers of the same failures do not wait for each other here. Those
+    // that exist are read FOR KEY SHARE, as the link rows' foreign keys would lock them below: one the purge is
+    // deleting (left without occurrences, signatures-recount.ts) is waited for and then not found, and inserted
+    // anew, where the link rows' insert would have failed on its foreign key.
+    const created: { id: string; key: string }[] = [];
+    const idOf = new Map<string, string>();
+    let pending = keys;
+    for (let tries = 1; pending.length; tries++) {
+      const inserted: { id: string; key: string }[] = await tx.query(
+        `INSERT INTO failure_signatures
+                (project_id, key, sample_message, first_run_id, first_seen_at, last_run_id, last_seen_at, occurrences)
+         SELECT $1, k.key, k.sample, r.id, r.started_at, r.id, r.started_at, 0
+           FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS k(key, sample, i)
+          CROSS JOIN (SELECT id, started_at FROM runs WHERE id = $2) r
+          ORDER BY k.i
+         ON CONFLICT (project_id, key) DO NOTHING
+         RETURNING id, key`,
+        [projectId, runId, pending, pending.map((k) => sampleOf.get(k)!)],
       );
-      known.forEach((r) => idOf.set(r.key, String(r.id)));
+      created.push(...inserted);
+      inserted.forEach((r) => idOf.set(r.key, String(r.id)));
+      const existing = pending.filter((k) => !idOf.has(k));
+      if (existing.length) {
+        const known: { id: string; key: string }[] = await tx.query(
+          `SELECT s.id, s.key FROM unnest($2::text[]) AS k(key)
+             CROSS JOIN LATERAL (
+               SELECT id, key FROM failure_signatures WHERE project_id = $1 AND key = k.key FOR KEY SHARE) s`,
+          [projectId, existing],
+        );
+        known.forEach((r) => idOf.set(r.key, String(r.id)));
+      }
+      pending = existing.filter((k) => !idOf.has(k));
+      if (pending.length && tries >= MAX_TRIES) {
+        throw new Error(`${pending.length} failure signatures kept being deleted under this write`);
+      }
     }
     const signatureIds = keys.map((key) => idOf.get(key)!);
     const resultIds: string[] = [];
@@ -176,6 +194,8 @@ function compareIds(a: string, b: string): number {
  * signature of the project that a person triaged (a triage other than TO_INVESTIGATE, or an issue; not itself a
  * suggestion) when the trigram similarity of their keys is at least the project's `triage.similarity`. One
  * statement for all of them, each probing the trigram index of keys (`%`, at that threshold for this transaction).
+ * The signature a suggestion comes from is read FOR KEY SHARE, as the foreign key of suggested_from_id would lock it:
+ * one the purge is deleting is waited for and passed over, where the update would have failed on the foreign key.
  */
 export async function suggestFor(
   tx: Pick<EntityManager, 'query'>,
@@ -201,7 +221,7 @@ export async function suggestFor(
                  WHERE s.project_id = $1 AND s.key % c.key AND s.id <> c.id AND s.suggested_from_id IS NULL
                    AND (s.triage <> 'TO_INVESTIGATE' OR s.issue_url IS NOT NULL)
                  ORDER BY sim DESC, s.id
-                 LIMIT 1) b
+                 LIMIT 1 FOR KEY SHARE OF s) b
              WHERE c.id = ANY($2::bigint[])) m
       WHERE n.id = m.new_id AND m.sim >= $3::real`,
     [projectId, created, threshold],

@@ -1,8 +1,9 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import type { DeletedFailures } from '../../../src/results/results-observers.js';
 import { recountSignatures } from '../../../src/triage/signatures-recount.js';
-import { PendingFailures } from '../../../src/triage/signatures.writer.js';
+import { PendingFailures, suggestFor } from '../../../src/triage/signatures.writer.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { FailureSignatures1795780000000 } from '../../../migrations/1795780000000-FailureSignatures.js';
 import { SignatureRecount1795820000000 } from '../../../migrations/1795820000000-SignatureRecount.js';
@@ -126,6 +127,21 @@ describe('failure signatures recounted as results are deleted', () => {
     return runner;
   }
 
+  /** Until another session of this database waits for a lock (the session `pid` is not that one). */
+  async function untilWaiting(): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      const [{ n }] = await db.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity
+          WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+      );
+      if (n > 0) {
+        return;
+      }
+      await sleep(25);
+    }
+    throw new Error('no session came to wait');
+  }
+
   it('takes away what deleted results added, batch by batch, and deletes a signature left without occurrences', async () => {
     const [r1, r2] = [await newRun(), await newRun()];
     await db.transaction((tx) =>
@@ -191,6 +207,54 @@ describe('failure signatures recounted as results are deleted', () => {
       runs: 1,
       first_run_id: r2,
       last_run_id: r2,
+    });
+  });
+
+  it('has a write of a failure whose signature the purge is deleting wait, then store it under a new one', async () => {
+    const [r1, r2] = [await newRun(), await newRun()];
+    await db.transaction((tx) => write(tx, r1, [['1', 'K3']]));
+    const k = (await signature('K3'))!;
+    // The purge holds the signature left without occurrences (FOR UPDATE, as it does before deleting it).
+    const purge = await open();
+    await purge.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR UPDATE', [k.id]);
+    const writer = await open();
+    const stored = write(writer.manager, r2, [['1', 'K3']]);
+    await untilWaiting();
+    await purge.query('DELETE FROM failure_signatures WHERE id = $1', [k.id]);
+    await purge.commitTransaction();
+    await purge.release();
+    const created = await stored;
+    await writer.commitTransaction();
+    await writer.release();
+    const again = (await signature('K3'))!;
+    expect(created).toEqual([again.id]);
+    expect(again.id).not.toBe(k.id);
+    expect(again).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r2 });
+  });
+
+  it('gives a new signature no suggestion from a triaged one the purge is deleting', async () => {
+    const [r1, r2] = [await newRun(), await newRun()];
+    const base = 'Checkout failed: payment provider answered <n> for order <id>';
+    await db.transaction((tx) => write(tx, r1, [['1', base]]));
+    const triaged = (await signature(base))!;
+    await db.query(`UPDATE failure_signatures SET triage = 'PRODUCT_BUG' WHERE id = $1`, [triaged.id]);
+    const purge = await open();
+    await purge.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR UPDATE', [triaged.id]);
+    const writer = await open();
+    const stored = (async () => {
+      const created = await write(writer.manager, r2, [['2', `${base} (retrying)`]]);
+      await suggestFor(writer.manager, projectId, created);
+    })();
+    await untilWaiting();
+    await purge.query('DELETE FROM failure_signatures WHERE id = $1', [triaged.id]);
+    await purge.commitTransaction();
+    await purge.release();
+    await stored;
+    await writer.commitTransaction();
+    await writer.release();
+    expect(await signature(`${base} (retrying)`)).toMatchObject({
+      triage: 'TO_INVESTIGATE',
+      suggested_from_id: null,
     });
   });
 
