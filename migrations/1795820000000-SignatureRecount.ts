@@ -54,14 +54,16 @@ async function repair(q: QueryRunner): Promise<void> {
        SELECT DISTINCT signature_id AS id FROM failure_signature_runs WHERE started_at IS NULL`,
   );
   await q.query(`DELETE FROM failure_signature_runs WHERE started_at IS NULL`);
-  // Their tests' link rows, from their failing results left (those of runs gone went with their runs).
+  // Their tests' link rows, from their failing results left (those of runs gone went with their runs), each found by
+  // its run's index (run_id, status, id).
   await q.query(
     `DELETE FROM failure_signature_tests WHERE signature_id IN (SELECT id FROM stale_signatures)`,
   );
   await q.query(
     `INSERT INTO failure_signature_tests (signature_id, test_id, occurrences)
      SELECT f.signature_id, r.test_id, count(*)
-       FROM failure_results f JOIN results r ON r.run_id = f.run_id AND r.id = f.result_id
+       FROM failure_results f
+       JOIN results r ON r.run_id = f.run_id AND r.status IN ('FAILED', 'BROKEN') AND r.id = f.result_id
       WHERE f.signature_id IN (SELECT id FROM stale_signatures)
       GROUP BY f.signature_id, r.test_id`,
   );
