@@ -102,7 +102,7 @@ describe('failure signatures recounted as results are deleted', () => {
         [projectId, key],
       )
     )[0];
-  const links = async (id: string) => ({
+  const links = async (id: string): Promise<{ runs: [string, number][]; tests: [string, number][] }> => ({
     runs: (
       await db.query(
         'SELECT run_id, occurrences FROM failure_signature_runs WHERE signature_id = $1 ORDER BY run_id',
@@ -256,6 +256,82 @@ describe('failure signatures recounted as results are deleted', () => {
       triage: 'TO_INVESTIGATE',
       suggested_from_id: null,
     });
+  });
+
+  it('meets writes of the same failures and tests without a deadlock, and leaves the counts those of the rows left', async () => {
+    const keys = ['S1', 'S2', 'S3', 'S4'];
+    const tests = Array.from({ length: 12 }, (_, i) => String(100 + i));
+    /** Each test fails with one key, and every third twice (an attempt); `only` is a key of the old runs at first. */
+    const failuresOf = (n: number, only: boolean): [string, string][] =>
+      tests.flatMap((t, i): [string, string][] => {
+        const key = only && i % 4 === 0 ? 'S-ONLY' : keys[(i + n) % keys.length];
+        return i % 3 === 0
+          ? [
+              [t, key],
+              [t, key],
+            ]
+          : [[t, key]];
+      });
+    const old: string[] = [];
+    for (let n = 0; n < 8; n++) {
+      const run = await newRun();
+      await db.transaction((tx) => write(tx, run, failuresOf(n, true)));
+      old.push(run);
+    }
+    // Writers of new runs with the same tests and keys (S-ONLY too, from their third run on), while the purge deletes
+    // the old runs' failures, each run in two batches of tests.
+    const writers = Array.from({ length: 3 }, async (_, w) => {
+      for (let n = 0; n < 8; n++) {
+        const run = await newRun();
+        await db.transaction(async (tx) => {
+          const created = await write(tx, run, failuresOf(n + w, n >= 2));
+          await suggestFor(tx, projectId, created);
+        });
+      }
+    });
+    const purge = (async () => {
+      for (const run of old) {
+        for (const half of [tests.slice(0, 6), tests.slice(6)]) {
+          await db.transaction(async (tx) => recountSignatures(tx, await deleteFailures(tx, run, half)));
+        }
+      }
+    })();
+    await Promise.all([...writers, purge]);
+
+    // Each signature's counts and link rows are what its failure_results rows say.
+    const testOf = new Map([...written.values()].flat().map((r) => [r.resultId, r.testId]));
+    const rows: { signature_id: string; run_id: string; result_id: string }[] = await db.query(
+      `SELECT f.signature_id::text, f.run_id::text, f.result_id::text FROM failure_results f
+         JOIN failure_signatures s ON s.id = f.signature_id WHERE s.key LIKE 'S%'`,
+    );
+    const expected = new Map<
+      string,
+      { occurrences: number; runs: Set<string>; tests: Map<string, number> }
+    >();
+    for (const r of rows) {
+      const e = expected.get(r.signature_id) ?? { occurrences: 0, runs: new Set(), tests: new Map() };
+      e.occurrences++;
+      e.runs.add(r.run_id);
+      const t = testOf.get(r.result_id)!;
+      e.tests.set(t, (e.tests.get(t) ?? 0) + 1);
+      expected.set(r.signature_id, e);
+    }
+    const signatures: { id: string; occurrences: string; tests: number; runs: number }[] = await db.query(
+      `SELECT id::text, occurrences, tests, runs FROM failure_signatures WHERE key LIKE 'S%' AND occurrences > 0`,
+    );
+    expect(signatures.map((s) => s.id).sort()).toEqual([...expected.keys()].sort());
+    for (const s of signatures) {
+      const e = expected.get(s.id)!;
+      expect({ id: s.id, occurrences: Number(s.occurrences), tests: s.tests, runs: s.runs }).toEqual({
+        id: s.id,
+        occurrences: e.occurrences,
+        tests: e.tests.size,
+        runs: e.runs.size,
+      });
+      const l = await links(s.id);
+      expect(l.runs.map(([run]) => run).sort()).toEqual([...e.runs].sort());
+      expect(Object.fromEntries(l.tests)).toEqual(Object.fromEntries(e.tests));
+    }
   });
 
   it('repairs, in SignatureRecount up, the signatures that runs deleted before it left behind', async () => {
