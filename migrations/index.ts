@@ -24,6 +24,7 @@ import { FailureSignatures1795780000000 } from './1795780000000-FailureSignature
 import { RunGate1795790000000 } from './1795790000000-RunGate.js';
 import { Notifications1795800000000 } from './1795800000000-Notifications.js';
 import { Retention1795810000000 } from './1795810000000-Retention.js';
+import { PendingNotifications1795820000000 } from './1795820000000-PendingNotifications.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -53,4 +54,5 @@ export const MIGRATIONS = [
   RunGate1795790000000,
   Notifications1795800000000,
   Retention1795810000000,
+  PendingNotifications1795820000000,
 ];
