@@ -25,6 +25,7 @@ import { RunGate1795790000000 } from './1795790000000-RunGate.js';
 import { Notifications1795800000000 } from './1795800000000-Notifications.js';
 import { Retention1795810000000 } from './1795810000000-Retention.js';
 import { SignatureRecount1795820000000 } from './1795820000000-SignatureRecount.js';
+import { PendingNotifications1795830000000 } from './1795830000000-PendingNotifications.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -55,4 +56,5 @@ export const MIGRATIONS = [
   Notifications1795800000000,
   Retention1795810000000,
   SignatureRecount1795820000000,
+  PendingNotifications1795830000000,
 ];

@@ -117,6 +117,11 @@ export class AppConfig {
   readonly flakyDetection: boolean;
   /** Outbound webhooks: the retries' base delay, one attempt's timeout, whether private addresses are allowed. */
   readonly webhooks: { retryBaseSeconds: number; timeoutMs: number; allowPrivate: boolean };
+  /**
+   * Events owed by a committed change (src/notifications/pending.repository.ts): how long they wait for their own
+   * replica before any replica's sweep announces them, and how often it sweeps.
+   */
+  readonly notify: { graceMs: number };
   readonly bootstrapAdmin?: { email: string; password: string; passwordFile?: string };
   /** Where generated secrets were written (dev defaults), for the boot log. */
   readonly generated: string[] = [];
@@ -205,6 +210,7 @@ export class AppConfig {
       timeoutMs: parseDurationSeconds(env.SVC_WEBHOOK_TIMEOUT)! * 1000,
       allowPrivate: env.SVC_WEBHOOK_ALLOW_PRIVATE,
     };
+    this.notify = { graceMs: parseDurationSeconds(env.SVC_NOTIFY_GRACE)! * 1000 };
     this.ldap = env.SVC_AUTH_LDAP_ENABLED ? ldapSettings(env) : undefined;
 
     let jwtSecret = env.SVC_JWT_SECRET;

@@ -331,6 +331,14 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_WEBHOOK_ALLOW_PRIVATE must be true or false' })
   SVC_WEBHOOK_ALLOW_PRIVATE: boolean = false;
 
+  /**
+   * How long an event committed with the change that caused it (a run's finish, its gate FAILED, a test turned flaky
+   * or quarantined) may wait for the replica that made the change to put it in the delivery outbox; after that any
+   * replica's sweep does (it sweeps at start and this often). It covers a replica that died right after the commit.
+   */
+  @IsOptional() @Validate(IsDuration)
+  SVC_NOTIFY_GRACE: string = '1m';
+
   // ---- billing ----
   @IsOptional() @Transform(emptyToUndefined) @IsString() @Validate(HasMinBytes, [16])
   SVC_BILLING_WEBHOOK_SECRET?: string;

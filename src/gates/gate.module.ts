@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AccessModule } from '../access/access.module.js';
+import { NotificationsModule } from '../notifications/notifications.module.js';
 import { ResultsModule } from '../results/results.module.js';
 import { GateController } from './gate.controller.js';
 import { GateRepository } from './gate.repository.js';
@@ -7,7 +8,7 @@ import { GateService } from './gate.service.js';
 
 /** The quality gate (API.md, "Quality gate"; DESIGN.md, "Derived state"). */
 @Module({
-  imports: [AccessModule, ResultsModule],
+  imports: [AccessModule, ResultsModule, NotificationsModule],
   controllers: [GateController],
   providers: [GateRepository, GateService],
   exports: [GateService],

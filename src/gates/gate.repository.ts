@@ -7,12 +7,13 @@ import type { RunStatus } from '../results/entities.js';
 import type { GateCondition, GateTally, GateVerdict } from './gate-conditions.js';
 import { tallySql } from './gate-counting.js';
 
-/** The run as the gate reads it, with its project's effective settings. */
+/** The run as the gate reads it, with its project's effective settings and the verdict stored before. */
 export interface GateRun {
   id: string;
   projectId: string;
   status: RunStatus;
   settings: ProjectSettings;
+  gateStatus: GateVerdict['status'] | null;
 }
 
 /** A run's stored verdict (runs.gate_*): null status while in progress or not evaluated yet. */
@@ -45,8 +46,15 @@ export class GateRepository {
   }
 
   async run(tx: EntityManager, runId: string): Promise<GateRun | null> {
-    const rows: { id: string; project_id: string; status: RunStatus; settings: unknown }[] = await tx.query(
-      `SELECT r.id, r.project_id, r.status, p.settings FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = $1`,
+    const rows: {
+      id: string;
+      project_id: string;
+      status: RunStatus;
+      settings: unknown;
+      gate_status: GateVerdict['status'] | null;
+    }[] = await tx.query(
+      `SELECT r.id, r.project_id, r.status, r.gate_status, p.settings
+         FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = $1`,
       [runId],
     );
     const [r] = rows;
@@ -56,6 +64,7 @@ export class GateRepository {
           projectId: String(r.project_id),
           status: r.status,
           settings: effectiveSettings(r.settings),
+          gateStatus: r.gate_status,
         }
       : null;
   }

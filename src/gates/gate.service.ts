@@ -7,8 +7,7 @@ import {
   type ResultsEvent,
   type RunFinishedEvent,
 } from '../results/results.events.js';
-import { NOTIFY, type NotifyEvent } from '../notifications/notification.events.js';
-import { ResultsService } from '../results/results.service.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { STABILITY_EVENT, type StabilityEvent } from '../stability/stability.events.js';
 import type { GateDto } from './dto/gate.dto.js';
 import { evaluateGate } from './gate-conditions.js';
@@ -28,7 +27,7 @@ export class GateService {
   constructor(
     private readonly gates: GateRepository,
     private readonly events: EventEmitter2,
-    private readonly results: ResultsService,
+    private readonly notifications: NotificationOutbox,
   ) {}
 
   /** GET /api/runs/{id}/gate. A finished run not evaluated yet (its replica died first) is evaluated now. */
@@ -97,8 +96,15 @@ export class GateService {
   /**
    * Evaluates the run's gate over its outcomes now, stores and announces it; a run in progress is left PENDING
    * (undefined), as is one deleted meanwhile.
+   *
+   * A verdict that turns the run FAILED owes `run.failed` (API.md, "Notifications"), with the run and its gate, in
+   * the transaction that stores it, and is announced once that committed (awaited, so that it is in the delivery
+   * outbox when the finish answers; a crash in between leaves it to the sweep). Once per run: its key is the run's,
+   * so an evaluation again that fails too owes nothing, one that fails again after passing adds no delivery or
+   * mail, and a run that failed only on its evaluation again (passed at its finish) is announced then.
    */
   async evaluate(runId: string): Promise<StoredGate | undefined> {
+    let owed = false;
     const stored = await this.gates.locked(runId, async (tx) => {
       const run = await this.gates.run(tx, runId);
       if (!run || run.status !== 'FINISHED') {
@@ -112,7 +118,26 @@ export class GateService {
           })
         : undefined;
       const verdict = tally ? evaluateGate(settings, tally) : { status: 'OFF' as const, conditions: [] };
-      return this.gates.store(tx, runId, verdict, tally?.ignored ?? { quarantined: 0, knownIssues: 0 });
+      const stored = await this.gates.store(
+        tx,
+        runId,
+        verdict,
+        tally?.ignored ?? { quarantined: 0, knownIssues: 0 },
+      );
+      if (stored.status === 'FAILED' && run.gateStatus !== 'FAILED') {
+        const gate = toGateDto(stored);
+        await this.notifications.owe(
+          {
+            type: 'run.failed',
+            projectId: stored.projectId,
+            runId,
+            data: { gate: { status: gate.status, conditions: gate.conditions } },
+          },
+          tx,
+        );
+        owed = true;
+      }
+      return stored;
     });
     if (stored) {
       this.events.emit(RESULTS_EVENT, {
@@ -121,34 +146,12 @@ export class GateService {
         runId,
         data: { gate: toGateDto(stored) },
       } satisfies ResultsEvent);
-      if (stored.status === 'FAILED') {
-        await this.notifyFailed(stored);
+      if (owed) {
+        // With what the run's finish owes, when this is its first evaluation: its gate is in it now.
+        await this.notifications.announce({ runId });
       }
     }
     return stored;
-  }
-
-  /**
-   * `run.failed` (API.md, "Notifications"), with the run and its gate, once per run: its key is the run's, so an
-   * evaluation again that fails too (a triage, a quarantine) adds nothing, and a run that failed only on its
-   * evaluation again (passed at its finish) is announced then. Awaited into the outbox; never throws.
-   */
-  private async notifyFailed(stored: StoredGate): Promise<void> {
-    try {
-      const run = await this.results.getRun(stored.runId);
-      const gate = toGateDto(stored);
-      await this.events.emitAsync(NOTIFY, {
-        type: 'run.failed',
-        projectId: stored.projectId,
-        runId: stored.runId,
-        key: `run.failed:${stored.runId}`,
-        data: { run, gate: { status: gate.status, conditions: gate.conditions } },
-      } satisfies NotifyEvent);
-    } catch (error) {
-      this.logger.error(
-        `The failed gate of run ${stored.runId} was not announced: ${(error as Error).message}`,
-      );
-    }
   }
 }
 

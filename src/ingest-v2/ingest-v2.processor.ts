@@ -11,6 +11,7 @@ import {
   type RunFinishedEvent,
 } from '../results/results.events.js';
 import type { RunDto } from '../results/dto/results.dto.js';
+import { ResultsObservers } from '../results/results-observers.js';
 import { ResultsWriter, type WriteOutcome } from '../results/results.writer.js';
 import { toRunDto } from '../results/results.service.js';
 import { IngestV2Repository } from './ingest-v2.repository.js';
@@ -26,6 +27,7 @@ export class IngestV2Processor {
     private readonly repository: IngestV2Repository,
     private readonly writer: ResultsWriter,
     private readonly events: EventEmitter2,
+    private readonly observers: ResultsObservers,
   ) {}
 
   async handle(batch: IngestMessage[]): Promise<void> {
@@ -116,6 +118,7 @@ export class IngestV2Processor {
       await this.addResults(tx, run, [message], emitted, written, final);
     } else {
       if (await this.repository.finish(tx, run.id, message.finishedAt ? new Date(message.finishedAt) : new Date())) {
+        await this.observers.runFinished(tx, { id: String(run.id), projectId: String(run.projectId) });
         final.set(run.id, { projectId: run.projectId, runId: run.id });
       }
       const finished = (await this.repository.findRun(tx, run.projectId, message.runUuid))!;

@@ -71,8 +71,10 @@ export type AfterCommit = () => void;
  * State derived from results that must be exact with them (DESIGN.md, "Derived state"): a test case's recent
  * outcomes and health, a failure signature's counts. The results writer calls its observers inside the batch's
  * transaction, so such state commits or rolls back with the results; everything that may lag (live events, gate
- * evaluation, notifications) belongs after the commit instead. An observer touches only the rows of its batch,
- * never a scan of a project's history, in a stable order (by id) so that two writers cannot deadlock on them.
+ * evaluation, sending notifications) belongs after the commit instead, with, when it must not be lost to a crash
+ * right after the commit, a record of it written in the transaction (the notifications a finish owes: runFinished).
+ * An observer touches only the rows of its batch, never a scan of a project's history, in a stable order (by id)
+ * so that two writers cannot deadlock on them.
  */
 export interface ResultsObserver {
   /**
@@ -99,6 +101,13 @@ export interface ResultsObserver {
    * Not called for the purge of a project being deleted: its derived rows go with the project.
    */
   resultsDeleted?(tx: EntityManager, deleted: DeletedResults): Promise<void>;
+  /**
+   * The run finished, inside the transaction that finishes it (a V1 finish, a V2 finish message, an import's end),
+   * once a run: what must commit with the finish, such as the notifications it owes (src/notifications/: one row,
+   * announced after the commit, so that a crash right after the commit loses none). Keep it to a statement or two:
+   * it is on the finish's path.
+   */
+  runFinished?(tx: EntityManager, run: { id: string; projectId: string }): Promise<void>;
 }
 
 /**
@@ -157,6 +166,13 @@ export class ResultsObservers {
     }
     for (const observer of this.observers) {
       await observer.resultsDeleted?.(tx, deleted);
+    }
+  }
+
+  /** Every observer's runFinished, in order, in the transaction that finishes the run. */
+  async runFinished(tx: EntityManager, run: { id: string; projectId: string }): Promise<void> {
+    for (const observer of this.observers) {
+      await observer.runFinished?.(tx, run);
     }
   }
 

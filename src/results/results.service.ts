@@ -33,7 +33,7 @@ import {
   type RunFinishedEvent,
 } from './results.events.js';
 import { defaultStream } from '../common/streams.js';
-import type { RunRef } from './results-observers.js';
+import { ResultsObservers, type RunRef } from './results-observers.js';
 import { ResultsWriter } from './results.writer.js';
 import { PURGE_REQUESTED } from '../common/purge.js';
 
@@ -64,6 +64,7 @@ export class ResultsService {
     private readonly writer: ResultsWriter,
     private readonly events: EventEmitter2,
     private readonly failures: ResultFailures,
+    private readonly observers: ResultsObservers,
   ) {}
 
   async createRun(projectId: string, dto: CreateRunDto): Promise<RunDto> {
@@ -208,7 +209,11 @@ export class ResultsService {
     if (finishedAt < run.startedAt) {
       throw AppError.validation('finishedAt must not be before the run started');
     }
-    if (run.status !== 'FINISHED' && (await this.runs.finish(runId, finishedAt))) {
+    const ref = { id: runId, projectId: run.projectId };
+    if (
+      run.status !== 'FINISHED' &&
+      (await this.runs.finish(runId, finishedAt, (tx) => this.observers.runFinished(tx, ref)))
+    ) {
       await this.finished({ projectId: run.projectId, runId });
     }
     const body = toRunDto((await this.runs.findRun(runId))!);
@@ -364,6 +369,7 @@ export class ResultsService {
       runRef.startedAt = startedAt;
       const { learned, formatStripped, afterCommit } = await writer.finish();
       const finished = await this.runs.finishIn(tx, created.id, finishedAt, nameOf(), startedAt, streamOf());
+      await this.observers.runFinished(tx, { id: String(created.id), projectId });
       return { finished, filled, learned, formatStripped, afterCommit };
     });
     this.writer.remember([{ learned: outcome.learned, afterCommit: outcome.afterCommit }]);

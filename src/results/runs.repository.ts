@@ -261,8 +261,11 @@ export class RunsRepository {
     });
   }
 
-  /** Finishes the run once, with its new failures (a second finish changes nothing): whether this one did. */
-  finish(id: string, finishedAt: Date): Promise<boolean> {
+  /**
+   * Finishes the run once, with its new failures and what `also` adds to the finish's transaction (the results
+   * observers' runFinished); a second finish changes nothing. Whether this one did.
+   */
+  finish(id: string, finishedAt: Date, also: (tx: EntityManager) => Promise<void>): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const [rows]: [{ id: string }[], number] = await tx.query(
         `UPDATE runs SET status = 'FINISHED', finished_at = $2 WHERE id = $1 AND status <> 'FINISHED' RETURNING id`,
@@ -270,6 +273,7 @@ export class RunsRepository {
       );
       if (rows.length) {
         await storeNewFailures(tx, id);
+        await also(tx);
       }
       return rows.length > 0;
     });

@@ -1,6 +1,7 @@
 import { Module, OnModuleInit } from '@nestjs/common';
 import { AccessModule } from '../access/access.module.js';
 import { AppConfig } from '../config/app-config.js';
+import { NotificationsModule } from '../notifications/notifications.module.js';
 import { ResultsModule } from '../results/results.module.js';
 import { ResultsObservers } from '../results/results-observers.js';
 import { FlakyPolicyCache } from './flaky-policy.cache.js';
@@ -15,7 +16,7 @@ import { TestHealthRepository } from './test-health.repository.js';
  * results are written, through the results writer's observers, and quarantine.
  */
 @Module({
-  imports: [AccessModule, ResultsModule],
+  imports: [AccessModule, ResultsModule, NotificationsModule],
   controllers: [StabilityController],
   providers: [TestHealthRepository, FlakyPolicyCache, StabilityObserver, StabilityService, QuarantineSweeper],
   exports: [QuarantineSweeper],

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { EntityManager } from 'typeorm';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import type {
   AfterCommit,
   DeletedResults,
@@ -39,7 +40,8 @@ const MAX_TRIES = 5;
  * The common case writes nothing: a plain pass of a steady test (one that passed in every run of its window) changes
  * only its window, which its results already record, so the read picks those tests out of the batch and only the
  * others are stored; a steady test's window is read back from its outcomes when it next needs it (`caughtUp`: a
- * failure, a skip, a person's quarantine). Live events and audit records follow the commit.
+ * failure, a skip, a person's quarantine). A test that turned flaky or was quarantined owes its notification in
+ * the same transaction; live events, audit records and the notification's announcement follow the commit.
  *
  * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test
  * (its first failure after a steady streak, in two runs written at once) is missing from that test's window until
@@ -52,6 +54,7 @@ export class StabilityObserver implements ResultsObserver {
     private readonly health: TestHealthRepository,
     private readonly policies: FlakyPolicyCache,
     private readonly events: EventEmitter2,
+    private readonly notifications: NotificationOutbox,
   ) {}
 
   /**
@@ -82,6 +85,7 @@ export class StabilityObserver implements ResultsObserver {
     if (!changed.length) {
       return undefined;
     }
+    await this.owe(tx, run, changed);
     return () => this.tell(run, changed);
   }
 
@@ -159,6 +163,37 @@ export class StabilityObserver implements ResultsObserver {
       startedAt ??= rows[0]?.started_at ?? new Date();
     }
     return { run: String(run.id), stream: textKey(stream), commit: commitKey(attributes.commit), startedAt };
+  }
+
+  /**
+   * The notifications the changes owe (test.flaky, test.quarantined), in the write's transaction: one row each, so
+   * that a crash right after the commit loses none (announced after the commit, on STABILITY_EVENT). Rare: a test
+   * turns flaky or is quarantined once in many runs.
+   */
+  private async owe(
+    tx: EntityManager,
+    run: RunRef,
+    changed: { testId: string; transitions: Transitions; health: TestHealth }[],
+  ): Promise<void> {
+    for (const { testId, transitions, health } of changed) {
+      const types = [
+        ...(transitions.becameFlaky ? (['test.flaky'] as const) : []),
+        ...(transitions.quarantined && health.quarantine ? (['test.quarantined'] as const) : []),
+      ];
+      for (const type of types) {
+        await this.notifications.owe(
+          {
+            type,
+            projectId: String(run.projectId),
+            testId,
+            runId: String(run.id),
+            // One delivery per change: the run that made it so.
+            key: `${type}:${testId}:run:${run.id}`,
+          },
+          tx,
+        );
+      }
+    }
   }
 
   private tell(

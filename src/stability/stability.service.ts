@@ -3,6 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
 import { AppError } from '../common/app-error.js';
 import type { AuthUser } from '../common/auth-user.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import { type Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import type { TestCaseDto } from '../results/dto/results.dto.js';
@@ -23,6 +24,7 @@ export class StabilityService {
     private readonly runs: RunsRepository,
     private readonly results: ResultsService,
     private readonly events: EventEmitter2,
+    private readonly notifications: NotificationOutbox,
   ) {}
 
   /** Quarantines the test (again: its reason and until replaced), as a person's (never released by passing runs). */
@@ -40,9 +42,19 @@ export class StabilityService {
       throw AppError.validation('until must be in the future');
     }
     const reason = dto.reason.trim();
-    await this.health.change(projectId, test.id, async (h, save) => {
+    await this.health.change(projectId, test.id, async (h, save, tx) => {
       const base = h ?? newHealth(test.createdAt);
       await save(quarantined(base, { since: now, reason, auto: false, byUserId: user.id, until }, now));
+      // One delivery per quarantine: its start names it. Announced once this commits (on STABILITY_EVENT).
+      await this.notifications.owe(
+        {
+          type: 'test.quarantined',
+          projectId,
+          testId: test.id,
+          key: `test.quarantined:${test.id}:${now.toISOString()}`,
+        },
+        tx,
+      );
     });
     this.tell({ projectId, event: 'test.quarantined', testId: test.id });
     this.audit({

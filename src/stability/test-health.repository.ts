@@ -406,23 +406,34 @@ export class TestHealthRepository {
     return rows.map((r) => r.testId).filter((id) => !done.has(id));
   }
 
-  /** One test's health, row-locked, in a transaction of its own (quarantine and release by a person). */
+  /**
+   * One test's health, row-locked, in a transaction of its own (quarantine and release by a person); `work` gets the
+   * transaction too, for what must commit with the change (the notification a quarantine owes).
+   */
   async change<T>(
     projectId: string,
     testId: string,
-    work: (h: TestHealth | undefined, save: (h: TestHealth) => Promise<void>) => Promise<T>,
+    work: (
+      h: TestHealth | undefined,
+      save: (h: TestHealth) => Promise<void>,
+      tx: EntityManager,
+    ) => Promise<T>,
   ): Promise<T> {
     return this.db.transaction(async (tx) => {
       const stored = await this.lock(tx, [testId]);
       await this.caughtUp(tx, projectId, stored, null);
       const found = stored.get(testId);
-      return work(found, async (h) => {
-        if (found) {
-          await this.update(tx, [{ testId, health: h }]);
-        } else {
-          await this.insert(tx, projectId, [{ testId, health: h }]);
-        }
-      });
+      return work(
+        found,
+        async (h) => {
+          if (found) {
+            await this.update(tx, [{ testId, health: h }]);
+          } else {
+            await this.insert(tx, projectId, [{ testId, health: h }]);
+          }
+        },
+        tx,
+      );
     });
   }
 

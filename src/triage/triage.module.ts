@@ -2,6 +2,8 @@ import { Module, OnModuleInit } from '@nestjs/common';
 import { AccessModule } from '../access/access.module.js';
 import { ProjectLocator } from '../access/project-locator.js';
 import { AppConfig } from '../config/app-config.js';
+import { NotificationOutbox } from '../notifications/notification-outbox.js';
+import { NotificationsModule } from '../notifications/notifications.module.js';
 import { ResultFailures } from '../results/result-failures.js';
 import { ResultsObservers } from '../results/results-observers.js';
 import { ResultsModule } from '../results/results.module.js';
@@ -13,7 +15,7 @@ import { TriageService } from './triage.service.js';
 
 /** Failure triage across runs (API.md): signatures kept by the results writer, their search, similarity and triage. */
 @Module({
-  imports: [AccessModule, ResultsModule],
+  imports: [AccessModule, ResultsModule, NotificationsModule],
   controllers: [TriageController],
   providers: [SignaturesRepository, TriageService, TriageNotifier],
 })
@@ -24,6 +26,8 @@ export class TriageModule implements OnModuleInit {
     private readonly failures: ResultFailures,
     private readonly signatures: SignaturesRepository,
     private readonly config: AppConfig,
+    private readonly notifications: NotificationOutbox,
+    private readonly notifier: TriageNotifier,
   ) {}
 
   onModuleInit(): void {
@@ -32,5 +36,6 @@ export class TriageModule implements OnModuleInit {
     if (this.config.triage.signatures) {
       this.observers.register(new TriageObserver());
     }
+    this.notifications.addFinishNotice((run) => this.notifier.failureNew(run));
   }
 }
