@@ -282,9 +282,9 @@ async function seed(ctx, service, projectId) {
     }
     ctx.log('counting the seeded signatures into their rows and link tables…');
     await db.query(
-      `INSERT INTO failure_signature_runs (signature_id, run_id, occurrences)
-         SELECT f.signature_id, f.run_id, count(*) FROM failure_results f JOIN runs r ON r.id = f.run_id
-          WHERE r.project_id = $1 GROUP BY 1, 2`,
+      `INSERT INTO failure_signature_runs (signature_id, run_id, started_at, occurrences)
+         SELECT f.signature_id, f.run_id, r.started_at, count(*) FROM failure_results f JOIN runs r ON r.id = f.run_id
+          WHERE r.project_id = $1 GROUP BY 1, 2, 3`,
       [projectId],
     );
     await db.query(
