@@ -11,10 +11,18 @@
 //      bloat (pgstattuple: dead and free space of the heap, leaf density of each index) after the cleanup and after
 //      the vacuum; and how much the table grows when the same 2,000,000 rows are COPYed again (space reused).
 //   The V1 rounds write into results too (their rows are among the live ones counted).
+//   The failing tenth of the results have their failure signatures as the service's writer leaves them
+//   (signatures.writer.ts), seeded with SQL after the COPY (unmeasured): SIGNATURES keys (each test fails with one of
+//   them for 10 runs, then another; two tests share each in a run), failure_results for each failing result, the
+//   link rows by test and by run with their counts, and each signature's occurrences, tests, runs, first and last
+//   seen. The kept run has failing results of its own (a part of the signatures stays). So the cleanup pays for the
+//   recount of signatures (signatures-recount.ts) as the service's does; after it, the signatures left are checked
+//   against what their failure_results give.
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
+import { failureKey } from '../../dist/src/triage/failure-signature.js';
 import { fmt, thousands } from '../lib/report.mjs';
 import { api, chunk, copyField, drive, makeResults } from './ingest.mjs';
 
@@ -29,6 +37,21 @@ const RUNS = Number(process.env.BENCH_RETENTION_RUNS ?? 100); // × TESTS result
 const V1_RESULTS = 30_000;
 const V1_CLIENTS = 2;
 const AUTOVACUUM_WAIT_MS = Number(process.env.BENCH_RETENTION_AUTOVACUUM_WAIT_MS ?? 180_000);
+/** Distinct failure signatures of the project (keys). */
+const SIGNATURES = 2_000;
+/** Runs in a row a failing test keeps its signature for. */
+const EPOCH_RUNS = 10;
+
+/** The i-th test (0-based) fails in every run when i % 10 === 7: a tenth. */
+const fails = (i) => i % 10 === 7;
+/** The signature (0-based) of the i-th test's failure in the r-th run (0-based; the kept run is RUNS). */
+const signatureOf = (i, r) =>
+  (Math.floor(Math.floor(i / 10) / 2) + 131 * Math.floor(r / EPOCH_RUNS)) % SIGNATURES;
+/** The same in SQL, of `i` and `r` columns. */
+const SIGNATURE_OF_SQL = `((i / 10) / 2 + 131 * (r / ${EPOCH_RUNS})) % ${SIGNATURES}`;
+/** What the i-th test's failure in the r-th run says: its signature's words, numbers that differ every time. */
+const messageOf = (i, r) =>
+  `AssertionError: expected status 200 but was 500 in checkout${signatureOf(i, r)} (case ${i}, run ${r}, ${(i * 7919 + r) % 1000} ms)`;
 
 export async function run(ctx) {
   const service = await ctx.service();
@@ -121,8 +144,8 @@ export async function run(ctx) {
     // ---- 1. COPY of the rows into results, run by run (text format, 64 KiB chunks), timed.
     ctx.log(`COPY of ${thousands(total)} results into results (${RUNS} runs × ${thousands(TESTS)} tests)…`);
     const copyStarted = performance.now();
-    for (const runId of runIds) {
-      await copyRun(db, project.id, runId, testIds);
+    for (const [r, runId] of runIds.entries()) {
+      await copyRun(db, project.id, runId, testIds, r);
     }
     const copySec = (performance.now() - copyStarted) / 1000;
     await db.query(
@@ -139,11 +162,21 @@ export async function run(ctx) {
       { name: 'nightly #latest' },
       201,
     );
+    const copyRate = total / copySec;
+    ctx.log(`COPY: ${fmt(copySec, 1)} s, ${fmt(copyRate, 0)} rows/s`);
+    // The kept run's results (not timed), failing ones among them, then the signatures of every failing result.
+    await copyRun(db, project.id, kept.id, testIds, RUNS);
+    ctx.log(
+      `seeding the failure signatures of the ${thousands((RUNS + 1) * (TESTS / 10))} failing results (SQL)…`,
+    );
+    const seedStarted = performance.now();
+    await seedSignatures(db, project.id, [...runIds, kept.id], testIds);
+    const seeded = await checkSignatures(db, project.id);
+    ctx.log(`seeded in ${fmt((performance.now() - seedStarted) / 1000, 1)} s: ${signatureLine(seeded)}`);
+    data.seeded = seeded;
     await api(service, token, 'POST', `/api/runs/${kept.id}/finish`, {}, 200);
     await db.query('ANALYZE results');
     const loaded = await size('after the load');
-    const copyRate = total / copySec;
-    ctx.log(`COPY: ${fmt(copySec, 1)} s, ${fmt(copyRate, 0)} rows/s`);
 
     // ---- 3a. V1 rerun alone (another project, a previous run of the same tests first).
     const v1 = await prepareV1(service, token);
@@ -200,6 +233,10 @@ export async function run(ctx) {
     ctx.log(
       `cleanup: ${fmt(pass.sec, 1)} s, ${fmt(cleanupRate, 0)} results/s (${during.length} V1 rounds during it)`,
     );
+    // The signatures left: their counts, link rows, first and last seen as their failure_results give them.
+    const checked = await checkSignatures(db, project.id, runIds);
+    data.signaturesAfter = checked;
+    ctx.log(`signatures after the cleanup: ${signatureLine(checked)}`);
     const alone2 = await measureV1(service, token, v1);
     const aloneRate = (alone1.rate + alone2.rate) / 2;
     const duringRate = during.length ? during.reduce((s, r) => s + r.rate, 0) / during.length : null;
@@ -235,7 +272,7 @@ export async function run(ctx) {
         { name: `again #${i + 1}` },
         201,
       );
-      await copyRun(db, project.id, again.id, testIds);
+      await copyRun(db, project.id, again.id, testIds, i);
     }
     await db.query('ANALYZE results');
     const reloaded = await size('after COPYing the same rows again');
@@ -274,6 +311,14 @@ export async function run(ctx) {
         duringRate === null ? null : duringRate / aloneRate,
         INGEST_TARGET,
       ),
+      {
+        metric: `failure signatures after the cleanup inconsistent with failure_results (of ${thousands(checked.signatures)} left, ${thousands(seeded.signatures)} seeded)`,
+        value: checked.inconsistent,
+        unit: '',
+        digits: 0,
+        target: '= 0',
+        ok: checked.inconsistent === 0,
+      },
       { metric: 'database size after the load', value: loaded.db / 2 ** 20, unit: 'MiB', digits: 0 },
       { metric: 'database size after the cleanup', value: afterCleanup.db / 2 ** 20, unit: 'MiB', digits: 0 },
       {
@@ -352,12 +397,12 @@ export async function run(ctx) {
   }
 }
 
-/** COPY of one run's rows: each test once, a tenth FAILED with a short message. */
-async function copyRun(db, projectId, runId, testIds) {
+/** COPY of the r-th run's rows: each test once, a tenth FAILED with a short message (messageOf). */
+async function copyRun(db, projectId, runId, testIds, r) {
   const lines = [];
   let chunkText = '';
   for (let i = 0; i < testIds.length; i++) {
-    const failed = i % 10 === 7;
+    const failed = fails(i);
     chunkText +=
       [
         runId,
@@ -367,7 +412,7 @@ async function copyRun(db, projectId, runId, testIds) {
         `com.example.Suite${Math.floor((i + 1) / 50)}`,
         failed ? 'FAILED' : 'PASSED',
         (i * 7919) % 2000,
-        failed ? `AssertionError: expected status 200 but was 500 (case ${i})` : null,
+        failed ? messageOf(i, r) : null,
       ]
         .map(copyField)
         .join('\t') + '\n';
@@ -436,4 +481,156 @@ async function measureV1(service, token, { project, bodies }) {
   const sec = (performance.now() - started) / 1000;
   const results = sent * 1000;
   return { results, sec, rate: results / sec };
+}
+
+/**
+ * The failure signatures of the project's failing results, as signatures.writer.ts would have stored them run after
+ * run (`runIds` in the order they started): the keys (failureKey of their messages, as the service computes them),
+ * each with the message of its first failure as sample; failure_results for every failing result; the link rows by
+ * test and by run with their counts (and the run's start); and each signature's occurrences, tests, runs, first and
+ * last run and seen. Then the tables are vacuumed and analysed, as autovacuum would have left them.
+ */
+async function seedSignatures(db, projectId, runIds, testIds) {
+  const keys = new Array(SIGNATURES);
+  for (let r = 0; r < runIds.length; r++) {
+    for (let i = 0; i < testIds.length; i++) {
+      const s = signatureOf(i, r);
+      if (fails(i) && !keys[s]) {
+        const message = messageOf(i, r);
+        keys[s] = { key: failureKey(message, null), sample: message };
+      }
+    }
+  }
+  const used = keys.map((k, s) => ({ ...k, s })).filter((k) => k.key);
+  if (new Set(used.map((k) => k.key)).size !== used.length) {
+    throw new Error('the seeded signatures do not have distinct keys');
+  }
+  await db.query(
+    `CREATE TEMPORARY TABLE bench_runs AS
+       SELECT u.id AS run_id, (u.r - 1)::int AS r FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, r)`,
+    [runIds],
+  );
+  await db.query(
+    `CREATE TEMPORARY TABLE bench_tests AS
+       SELECT u.id AS test_id, (u.i - 1)::int AS i FROM unnest($1::bigint[]) WITH ORDINALITY AS u(id, i)`,
+    [testIds],
+  );
+  // New signatures in key order, as the writer inserts them.
+  await db.query(
+    `INSERT INTO failure_signatures
+            (project_id, key, sample_message, first_run_id, first_seen_at, last_run_id, last_seen_at, occurrences)
+     SELECT $1, k.key, k.sample, 0, now(), 0, now(), 0
+       FROM unnest($2::text[], $3::text[]) AS k(key, sample) ORDER BY k.key`,
+    [projectId, used.map((k) => k.key), used.map((k) => k.sample)],
+  );
+  await db.query(
+    `CREATE TEMPORARY TABLE bench_signatures AS
+       SELECT s.id, k.s FROM unnest($2::text[], $3::int[]) AS k(key, s)
+         JOIN failure_signatures s ON s.project_id = $1 AND s.key = k.key`,
+    [projectId, used.map((k) => k.key), used.map((k) => k.s)],
+  );
+  for (const table of ['bench_runs', 'bench_tests', 'bench_signatures']) {
+    await db.query(`ANALYZE ${table}`);
+  }
+  await db.query(
+    `INSERT INTO failure_results (run_id, result_id, signature_id)
+     SELECT x.run_id, x.id, g.id FROM (
+       SELECT res.run_id, res.id, ${SIGNATURE_OF_SQL} AS s
+         FROM results res JOIN bench_runs USING (run_id) JOIN bench_tests USING (test_id)
+        WHERE res.project_id = $1 AND res.status = 'FAILED') x
+       JOIN bench_signatures g ON g.s = x.s`,
+    [projectId],
+  );
+  await db.query(
+    `INSERT INTO failure_signature_runs (signature_id, run_id, occurrences, started_at)
+     SELECT f.signature_id, f.run_id, count(*), min(ru.started_at)
+       FROM failure_results f JOIN bench_runs USING (run_id) JOIN runs ru ON ru.id = f.run_id
+      GROUP BY 1, 2`,
+  );
+  await db.query(
+    `INSERT INTO failure_signature_tests (signature_id, test_id, occurrences)
+     SELECT f.signature_id, res.test_id, count(*)
+       FROM failure_results f JOIN bench_runs USING (run_id)
+       JOIN results res ON res.run_id = f.run_id AND res.status = 'FAILED' AND res.id = f.result_id
+      GROUP BY 1, 2`,
+  );
+  await db.query(
+    `UPDATE failure_signatures s
+        SET occurrences = c.occurrences, runs = c.runs, first_run_id = c.first_run, first_seen_at = c.first_at,
+            last_run_id = c.last_run, last_seen_at = c.last_at,
+            tests = (SELECT count(*) FROM failure_signature_tests t WHERE t.signature_id = s.id)
+       FROM (SELECT signature_id, sum(occurrences) AS occurrences, count(*) AS runs,
+                    (array_agg(run_id ORDER BY started_at, run_id))[1] AS first_run, min(started_at) AS first_at,
+                    (array_agg(run_id ORDER BY started_at DESC, run_id DESC))[1] AS last_run, max(started_at) AS last_at
+               FROM failure_signature_runs WHERE signature_id IN (SELECT id FROM bench_signatures) GROUP BY 1) c
+      WHERE s.id = c.signature_id`,
+  );
+  await db.query('DROP TABLE bench_runs, bench_tests, bench_signatures');
+  for (const table of [
+    'failure_results',
+    'failure_signatures',
+    'failure_signature_runs',
+    'failure_signature_tests',
+  ]) {
+    await db.query(`VACUUM ANALYZE ${table}`);
+  }
+}
+
+/**
+ * The project's signatures against their failure_results (by their results and runs): each one's occurrences,
+ * tests, runs, first and last seen, and every link row by test and by run, as those rows give them; a signature
+ * without failure_results left should be gone. `purged`: runs whose failure_results should be gone too.
+ */
+async function checkSignatures(db, projectId, purged = []) {
+  const [row] = (
+    await db.query(
+      `WITH fr AS (
+         SELECT f.signature_id, f.run_id, res.test_id, ru.started_at
+           FROM failure_results f JOIN runs ru ON ru.id = f.run_id
+           JOIN results res ON res.run_id = f.run_id AND res.status IN ('FAILED', 'BROKEN') AND res.id = f.result_id
+          WHERE ru.project_id = $1),
+       sig AS (SELECT * FROM failure_signatures WHERE project_id = $1),
+       e AS (
+         SELECT signature_id, count(*) AS occurrences, count(DISTINCT test_id) AS tests, count(DISTINCT run_id) AS runs,
+                min(started_at) AS first_at, max(started_at) AS last_at
+           FROM fr GROUP BY 1),
+       bad AS (
+         SELECT coalesce(s.id, e.signature_id) AS id FROM sig s FULL JOIN e ON e.signature_id = s.id
+          WHERE s.id IS NULL OR e.signature_id IS NULL OR s.occurrences <> e.occurrences OR s.tests <> e.tests
+             OR s.runs <> e.runs OR s.first_seen_at <> e.first_at OR s.last_seen_at <> e.last_at
+         UNION
+         SELECT coalesce(l.signature_id, t.signature_id) FROM
+           (SELECT * FROM failure_signature_tests WHERE signature_id IN (SELECT id FROM sig)) l
+           FULL JOIN (SELECT signature_id, test_id, count(*) AS n FROM fr GROUP BY 1, 2) t
+             ON t.signature_id = l.signature_id AND t.test_id = l.test_id
+          WHERE l.occurrences IS DISTINCT FROM t.n
+         UNION
+         SELECT coalesce(l.signature_id, t.signature_id) FROM
+           (SELECT * FROM failure_signature_runs WHERE signature_id IN (SELECT id FROM sig)) l
+           FULL JOIN (SELECT signature_id, run_id, count(*) AS n, min(started_at) AS started_at FROM fr GROUP BY 1, 2) t
+             ON t.signature_id = l.signature_id AND t.run_id = l.run_id
+          WHERE l.occurrences IS DISTINCT FROM t.n OR l.started_at IS DISTINCT FROM t.started_at)
+       SELECT (SELECT count(*) FROM sig)::int AS signatures,
+              (SELECT coalesce(sum(occurrences), 0) FROM sig)::bigint AS occurrences,
+              (SELECT count(*) FROM fr)::int AS failure_results,
+              (SELECT count(*) FROM failure_signature_tests WHERE signature_id IN (SELECT id FROM sig))::int AS test_links,
+              (SELECT count(*) FROM failure_signature_runs WHERE signature_id IN (SELECT id FROM sig))::int AS run_links,
+              (SELECT count(*) FROM bad)::int AS inconsistent,
+              (SELECT count(*) FROM failure_results WHERE run_id = ANY($2::bigint[]))::int AS purged_left`,
+      [projectId, purged],
+    )
+  ).rows;
+  const out = Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Number(v)]));
+  // failure_results rows of purged runs left behind count against consistency too.
+  out.inconsistent += out.purged_left;
+  return out;
+}
+
+function signatureLine(c) {
+  return (
+    `${thousands(c.signatures)} signatures, ${thousands(c.occurrences)} occurrences, ` +
+    `${thousands(c.failure_results)} failure_results, ${thousands(c.test_links)} test links, ` +
+    `${thousands(c.run_links)} run links; ${c.inconsistent} inconsistent with failure_results` +
+    (c.purged_left ? ` (${thousands(c.purged_left)} failure_results of purged runs left)` : '')
+  );
 }
