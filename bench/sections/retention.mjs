@@ -37,6 +37,8 @@ const RUNS = Number(process.env.BENCH_RETENTION_RUNS ?? 100); // × TESTS result
 const V1_RESULTS = 30_000;
 const V1_CLIENTS = 2;
 const AUTOVACUUM_WAIT_MS = Number(process.env.BENCH_RETENTION_AUTOVACUUM_WAIT_MS ?? 180_000);
+/** BENCH_RETENTION_SIGNATURES=0 leaves the signatures out (the cleanup without the recount's work, to compare). */
+const SEED_SIGNATURES = process.env.BENCH_RETENTION_SIGNATURES !== '0';
 /** Distinct failure signatures of the project (keys). */
 const SIGNATURES = 2_000;
 /** Runs in a row a failing test keeps its signature for. */
@@ -166,11 +168,15 @@ export async function run(ctx) {
     ctx.log(`COPY: ${fmt(copySec, 1)} s, ${fmt(copyRate, 0)} rows/s`);
     // The kept run's results (not timed), failing ones among them, then the signatures of every failing result.
     await copyRun(db, project.id, kept.id, testIds, RUNS);
-    ctx.log(
-      `seeding the failure signatures of the ${thousands((RUNS + 1) * (TESTS / 10))} failing results (SQL)…`,
-    );
     const seedStarted = performance.now();
-    await seedSignatures(db, project.id, [...runIds, kept.id], testIds);
+    if (SEED_SIGNATURES) {
+      ctx.log(
+        `seeding the failure signatures of the ${thousands((RUNS + 1) * (TESTS / 10))} failing results (SQL)…`,
+      );
+      await seedSignatures(db, project.id, [...runIds, kept.id], testIds);
+    } else {
+      ctx.log('no failure signatures seeded (BENCH_RETENTION_SIGNATURES=0)');
+    }
     const seeded = await checkSignatures(db, project.id);
     ctx.log(`seeded in ${fmt((performance.now() - seedStarted) / 1000, 1)} s: ${signatureLine(seeded)}`);
     data.seeded = seeded;
