@@ -387,6 +387,19 @@ describe('The statement timeout (SVC_DB_STATEMENT_TIMEOUT)', () => {
     }
   }
 
+  it('is set on every pooled connection, with JIT off', async () => {
+    const settings = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        svc.dataSource.query(
+          `SELECT current_setting('statement_timeout') AS timeout, current_setting('jit') AS jit`,
+        ),
+      ),
+    );
+    for (const [row] of settings) {
+      expect(row).toEqual({ timeout: '1s', jit: 'off' });
+    }
+  });
+
   it('answers a read that runs past it with 503 in the house format', async () => {
     const locker = await connect(svc);
     let res: request.Response;
