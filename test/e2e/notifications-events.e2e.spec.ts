@@ -187,3 +187,68 @@ describe('Notifications: run.failed from the gate, failure.new from triage', () 
     expect(mails.map((m) => Number(m.run_id)).sort()).toEqual([one, two].sort());
   });
 });
+
+/**
+ * A write that turns many tests flaky at once owes an event for each: announced after its commit one at a time, so
+ * that the announcements (a connection for their transaction, another for what they read) never take every
+ * connection of the pool. Side by side, 12 of them held a pool of 4 until its connection timeout, and every request
+ * then failed; the sweep (10 minutes away here) is not what delivers them.
+ */
+describe('Notifications: many events owed by one write, with a small pool', () => {
+  const receiver = new WebhookReceiver();
+  let deployment: TestDeployment;
+  let svc: RunningApp;
+  let owner: string;
+
+  beforeAll(async () => {
+    await receiver.start();
+    deployment = new TestDeployment({
+      SVC_WEBHOOK_ALLOW_PRIVATE: 'true',
+      SVC_DB_POOL_SIZE: '4',
+      SVC_NOTIFY_GRACE: '10m',
+    });
+    [svc] = await deployment.start();
+    const user = await insertUser(svc.dataSource);
+    owner = (await login(svc.url, user.email, user.password)).accessToken;
+  });
+  afterAll(async () => {
+    await deployment.stop();
+    await receiver.close();
+  });
+
+  it('announces each test.flaky of a write once, and keeps answering meanwhile', async () => {
+    const send = (path: string, body: object = {}) =>
+      request(svc.url).post(path).set('Authorization', `Bearer ${owner}`).send(body);
+    const projectId = await createProject(svc.url, owner, { key: 'MANY', name: 'Many' });
+    const hook = (
+      await send(`/api/projects/${projectId}/webhooks`, {
+        url: receiver.url('/many'),
+        events: ['test.flaky'],
+      }).expect(201)
+    ).body as { id: number };
+    const run = (await send(`/api/projects/${projectId}/runs`, { name: 'ci' }).expect(201)).body.id as number;
+    // Each test failed, then passed on retry: flaky by the first rule, 12 at once.
+    const results = Array.from({ length: 12 }, (_, i) => [
+      { name: `retried ${i}`, suite: 'S', status: 'FAILED', retry: 0 },
+      { name: `retried ${i}`, suite: 'S', status: 'PASSED', retry: 1 },
+    ]).flat();
+    await send(`/api/runs/${run}/results`, { results }).expect(201);
+    await request(svc.url).get(`/api/runs/${run}`).set('Authorization', `Bearer ${owner}`).expect(200);
+    const delivered = await eventually(async () => {
+      const got = receiver.on('/many').filter((r) => r.json.type === 'test.flaky');
+      return got.length >= 12 ? got : undefined;
+    }, 30_000);
+    const tests = delivered.map((r) => (r.json as { data: { test: { id: number } } }).data.test.id);
+    expect(new Set(tests).size).toBe(12);
+    expect(tests).toHaveLength(12);
+    const [{ n }] = await svc.dataSource.query('SELECT count(*)::int AS n FROM pending_notifications');
+    expect(n).toBe(0);
+    const deliveries = (
+      await request(svc.url)
+        .get(`/api/webhooks/${hook.id}/deliveries?size=100`)
+        .set('Authorization', `Bearer ${owner}`)
+        .expect(200)
+    ).body.content as { event: string }[];
+    expect(deliveries.filter((d) => d.event === 'test.flaky')).toHaveLength(12);
+  });
+});
