@@ -585,7 +585,10 @@ describe('Notifications: private addresses refused', () => {
       lastError: expect.stringMatching(/Refused: .*localhost resolves to .*loopback/),
     });
     expect(receiver.received).toEqual([]);
-    const text = (await request(svc.url).get('/metrics').expect(200)).text;
-    expect(text).toMatch(/tms_webhook_deliveries_total\{result="refused"\} 1/);
+    // Counted once the attempt's outcome is stored: the metric may follow the delivery's status by a moment.
+    await eventually(async () => {
+      const text = (await request(svc.url).get('/metrics').expect(200)).text;
+      return /tms_webhook_deliveries_total\{result="refused"\} 1/.test(text) ? true : undefined;
+    });
   });
 });
