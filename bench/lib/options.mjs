@@ -13,9 +13,9 @@ export const USAGE = `Usage: npm run bench -- [options]
   --logins=N            sequential logins for the login-latency section (default 200)
   --ingest-results=N    results per measurement in the ingest section, sent 1000 a request (default 100000)
   --ingest-clients=N    concurrent clients posting results in the ingest section (default 4)
-  --ingest-tests=rerun|new   rerun (default): the measured results are of tests the project already has (a
-                        previous run of the same tests is sent first, unmeasured), as CI reruns a suite;
-                        new: every result is of a test never seen before
+  --ingest-tests=both|rerun|new   both (default): each of the two below, in this run; rerun: the measured
+                        results are of tests the project already has (a previous run of the same tests is sent first,
+                        unmeasured), as CI reruns a suite; new: every result is of a test never seen before
   --import-cases=N      test cases of the JUnit file the import section imports (default 100000, ~47 MB)
   --import-big-mb=N     size of the large JUnit file whose import's peak RSS is measured (default 500; 0 skips)
   --live-sockets=N      sockets subscribed on replica B while the live section times events (default 1000)
@@ -45,7 +45,7 @@ export function parseOptions(argv) {
       logins: { type: 'string', default: '200' },
       'ingest-results': { type: 'string', default: '100000' },
       'ingest-clients': { type: 'string', default: '4' },
-      'ingest-tests': { type: 'string', default: 'rerun' },
+      'ingest-tests': { type: 'string', default: 'both' },
       'import-cases': { type: 'string', default: '100000' },
       'import-big-mb': { type: 'string', default: '500' },
       'live-sockets': { type: 'string', default: '1000' },
@@ -66,8 +66,8 @@ export function parseOptions(argv) {
     }
     return n;
   };
-  if (!['rerun', 'new'].includes(values['ingest-tests'])) {
-    throw new Error('--ingest-tests must be rerun or new');
+  if (!['both', 'rerun', 'new'].includes(values['ingest-tests'])) {
+    throw new Error('--ingest-tests must be both, rerun or new');
   }
   if (!['auto', 'wrk', 'autocannon'].includes(values.tool)) {
     throw new Error('--tool must be auto, wrk or autocannon');
