@@ -26,6 +26,7 @@ import { Notifications1795800000000 } from './1795800000000-Notifications.js';
 import { Retention1795810000000 } from './1795810000000-Retention.js';
 import { SignatureRecount1795820000000 } from './1795820000000-SignatureRecount.js';
 import { PendingNotifications1795830000000 } from './1795830000000-PendingNotifications.js';
+import { TestHealthWithoutForeignKey1795840000000 } from './1795840000000-TestHealthWithoutForeignKey.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -57,4 +58,5 @@ export const MIGRATIONS = [
   Retention1795810000000,
   SignatureRecount1795820000000,
   PendingNotifications1795830000000,
+  TestHealthWithoutForeignKey1795840000000,
 ];

@@ -29,6 +29,12 @@ export interface TestOutcome {
   status: ResultStatus;
   /** The statuses of the test's other attempts in the run, as bits (attempts.ts, STATUS_BITS). */
   otherStatuses: number;
+  /**
+   * The test case was inserted by this write's transaction (a test the project had never seen): no state derived
+   * from it can exist yet, nor be written by another transaction before this one commits (nothing else knows its
+   * id), so an observer may insert its rows without looking for them first.
+   */
+  created?: boolean;
 }
 
 /**

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
-import { isUniqueViolation } from '../common/db-errors.js';
+import { isUniqueViolation, sqlStateOf } from '../common/db-errors.js';
 import { stripFormatCharacters } from '../common/text.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
 import {
@@ -200,6 +200,59 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
   return ids;
 }
 
+/**
+ * Inserts the test cases of `identities` (the batch's last result of each naming its suite and name) that no
+ * committed transaction has stored: one INSERT … SELECT … ON CONFLICT DO NOTHING, whatever their number, its ids
+ * from the table's own identity column; answers those it inserted. An identity a concurrent writer inserted first
+ * is skipped once that writer has committed (ON CONFLICT waits for it), and the caller looks it up. In identity
+ * order, so that two batches inserting the same new tests cannot deadlock on each other; but a transaction that
+ * inserts new tests batch after batch (an import, a V2 consumer's several batches) holds those of its earlier
+ * batches, and may meet a writer that waits for one of them while holding one it needs. Under a savepoint, so that
+ * the one of the two PostgreSQL picks (deadlock detected) steps back from this statement only and tries it again:
+ * by then the other, no longer waiting for it, goes on (and its deadlock check, armed before, finds the cycle again
+ * if the two still wait for each other, stepping it back in turn).
+ */
+async function insertTestCases(
+  tx: Pick<EntityManager, 'query'>,
+  projectId: string,
+  identities: string[],
+  latest: Map<string, ResultInput>,
+): Promise<{ id: string; identity: string }[]> {
+  const params = [
+    projectId,
+    identities,
+    identities.map((k) => latest.get(k)!.testId ?? null),
+    identities.map((k) => latest.get(k)!.suite ?? ''),
+    identities.map((k) => latest.get(k)!.name),
+  ];
+  for (let tries = 1; ; tries++) {
+    await tx.query('SAVEPOINT test_cases_insert');
+    let rows: { id: string; identity: string }[];
+    try {
+      rows = await tx.query(
+        `INSERT INTO test_cases (project_id, identity, external_id, suite, name)
+         SELECT $1, identity, external_id, suite, name
+           FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[]) AS t(identity, external_id, suite, name)
+          ORDER BY identity
+         ON CONFLICT (project_id, identity) DO NOTHING
+         RETURNING id, identity`,
+        params,
+      );
+    } catch (error) {
+      if (sqlStateOf(error) !== DEADLOCK_DETECTED || tries >= MAX_TRIES) {
+        throw error;
+      }
+      await tx.query('ROLLBACK TO SAVEPOINT test_cases_insert');
+      continue;
+    }
+    await tx.query('RELEASE SAVEPOINT test_cases_insert');
+    return rows.map((r) => ({ id: String(r.id), identity: r.identity }));
+  }
+}
+
+/** PostgreSQL's deadlock_detected. */
+const DEADLOCK_DETECTED = '40P01';
+
 /** Result ids a whole-run writer takes at a time (see openRun). */
 const ID_BLOCK = 10_000;
 
@@ -294,7 +347,8 @@ export class ResultsWriter {
     const formatStripped = stripFormatCharactersOf(items);
     const learned: LearnedTestCase[] = [];
     await this.guardTestCases(tx, run.projectId);
-    const testIds = await this.testCaseIds(tx, run.projectId, items, learned);
+    const created = new Set<string>();
+    const testIds = await this.testCaseIds(tx, run.projectId, items, learned, (id) => created.add(id));
     const withUuids = items.some((r) => r.uuid);
     // Inputs to store: all, less repeats of a UUID that came earlier in the batch.
     const fresh = withUuids ? firstOfEachUuid(items) : items.map((_, i) => i);
@@ -332,7 +386,13 @@ export class ResultsWriter {
     });
     // Derived state, in this transaction, before the run's row is locked by the counts (held to the commit).
     await this.observers.resultsStored(run, batch)?.(tx);
-    const afterCommit = await this.observers.outcomesSettled(tx, run, written.outcomes);
+    const afterCommit = await this.observers.outcomesSettled(
+      tx,
+      run,
+      created.size
+        ? written.outcomes.map((o) => (created.has(o.testId) ? { ...o, created: true } : o))
+        : written.outcomes,
+    );
     return {
       ids: storedIds,
       counts: await this.addCounts(tx, run.id, written.delta),
@@ -486,6 +546,9 @@ export class ResultsWriter {
     const repeated = new Set<number>();
     // For the observers of outcomes: each test's first status (its outcome, unless it was repeated).
     const firstStatus = this.observers.wantOutcomes ? new Map<number, ResultStatus>() : undefined;
+    // The test cases this run's transaction inserted (no state derived from them exists yet: see TestOutcome).
+    const created = new Set<number>();
+    const addCreated = (id: string) => created.add(Number(id));
     // With repeatsAreTests: how many tests of one suite and name the run has so far, for those with more than one.
     const occurrences = new Map<number, number>();
     let firstId: string | undefined;
@@ -527,10 +590,20 @@ export class ResultsWriter {
         let ids: string[];
         try {
           await (guarded ??= this.guardTestCases(tx, run.projectId));
-          // New test cases are COPYed under a savepoint, which must not span a COPY of results: they wait for those.
-          testIds = await this.testCaseIds(tx, run.projectId, items, batchLearned, () => last);
+          // New test cases are inserted under a savepoint, which must not span a COPY of results: they wait for
+          // those (the known ones are looked up behind the COPY in flight).
+          testIds = await this.testCaseIds(tx, run.projectId, items, batchLearned, addCreated, () => last);
           if (repeatsAreTests) {
-            await this.separateRepeats(tx, run.projectId, items, testIds, seen, occurrences, () => last);
+            await this.separateRepeats(
+              tx,
+              run.projectId,
+              items,
+              testIds,
+              seen,
+              occurrences,
+              addCreated,
+              () => last,
+            );
           }
           ids = await takeIds(items.length);
         } catch (error) {
@@ -589,9 +662,18 @@ export class ResultsWriter {
         let afterCommit: AfterCommit[] = [];
         if (firstStatus) {
           const outcomes: TestOutcome[] = settled.outcomes;
+          for (const o of outcomes) {
+            if (created.has(Number(o.testId))) {
+              o.created = true;
+            }
+          }
           for (const [testId, status] of firstStatus) {
             if (!repeated.has(testId)) {
-              outcomes.push({ testId: String(testId), status, otherStatuses: 0 });
+              const outcome: TestOutcome = { testId: String(testId), status, otherStatuses: 0 };
+              if (created.has(testId)) {
+                outcome.created = true;
+              }
+              outcomes.push(outcome);
             }
           }
           afterCommit = await this.observers.outcomesSettled(tx, run, outcomes);
@@ -614,6 +696,7 @@ export class ResultsWriter {
     testIds: string[],
     seen: ReadonlySet<number>,
     occurrences: Map<number, number>,
+    created: (id: string) => void,
     beforeSavepoint: () => Promise<void>,
   ): Promise<void> {
     const inBatch = new Set<number>();
@@ -635,7 +718,7 @@ export class ResultsWriter {
       occurrences.set(testId, n);
       return { ...items[i], testId: `#${n} ${testIdentity(items[i])}` };
     });
-    const separate = await this.testCaseIds(tx, projectId, renamed, [], beforeSavepoint);
+    const separate = await this.testCaseIds(tx, projectId, renamed, [], created, beforeSavepoint);
     again.forEach((i, k) => (testIds[i] = separate[k]));
   }
 
@@ -663,46 +746,6 @@ export class ResultsWriter {
   }
 
   /**
-   * New test cases COPYed in (about half the cost of INSERT … SELECT for a suite's first run), under a savepoint:
-   * false, with nothing stored, when one of them exists by now (a unique violation: a concurrent writer of the
-   * same tests committed it after the look-up).
-   */
-  private async copyTestCases(
-    tx: EntityManager,
-    projectId: string,
-    identities: string[],
-    latest: Map<string, ResultInput>,
-    ids: Map<string, string>,
-  ): Promise<boolean> {
-    const newIds = await nextIds(tx, 'test_cases_id_seq', identities.length);
-    const project = copyField(projectId);
-    const rows = identities.map((identity, i) => {
-      const item = latest.get(identity)!;
-      return `${newIds[i]}\t${project}\t${identity}\t${copyField(item.testId)}\t${copyField(item.suite ?? '')}\t${copyField(item.name)}\n`;
-    });
-    await tx.query('SAVEPOINT test_cases_copy');
-    try {
-      await copyIn(tx, 'COPY test_cases (id, project_id, identity, external_id, suite, name) FROM STDIN', [
-        rows.join(''),
-      ]);
-      await tx.query('RELEASE SAVEPOINT test_cases_copy');
-    } catch (error) {
-      if (!isUniqueViolation(error)) {
-        throw error;
-      }
-      await tx.query('ROLLBACK TO SAVEPOINT test_cases_copy');
-      return false;
-    }
-    identities.forEach((identity, i) => ids.set(identity, newIds[i]));
-    return true;
-  }
-
-  /**
-   * The test case of every identity in the batch, inserting the new ones. The common case (CI runs the same
-   * tests again) is one indexed lookup and no write. A test with an explicit testId takes the suite and name
-   * it was last reported with.
-   */
-  /**
    * Keeps the retention service from deleting the project's test cases while this transaction may store results
    * for them (see test-case-guard.ts), and makes the cache forget the project's ids when some were deleted since it
    * learned them.
@@ -711,11 +754,19 @@ export class ResultsWriter {
     this.testCaseCache.pruned(projectId, await lockTestCasesShared(tx, projectId));
   }
 
+  /**
+   * The test case of every identity in the batch, inserting the new ones. The common case (CI runs the same
+   * tests again) is the cache, or one indexed lookup, and no write. A test with an explicit testId takes the suite
+   * and name it was last reported with. The tests the lookup did not find are inserted by one statement (see
+   * insertTestCases), whose ids are added to `created`: the test cases this transaction made.
+   */
   private async testCaseIds(
     tx: EntityManager,
     projectId: string,
     items: ResultInput[],
     learned: LearnedTestCase[],
+    /** Told the id of each test case this call inserted. */
+    created?: (id: string) => void,
     /** Resolves when the connection may take a savepoint (see openRun). */
     beforeSavepoint?: () => Promise<void>,
   ): Promise<string[]> {
@@ -763,32 +814,17 @@ export class ResultsWriter {
     };
     await lookUp([...latest.keys()]);
 
-    // Sorted, so that two batches inserting the same new tests cannot deadlock on each other.
-    const missing = [...latest.keys()].filter((k) => !ids.has(k)).sort();
+    const missing = [...latest.keys()].filter((k) => !ids.has(k));
     if (missing.length) {
       await beforeSavepoint?.();
-    }
-    if (missing.length && !(await this.copyTestCases(tx, projectId, missing, latest, ids))) {
-      // One of them was stored meanwhile by a concurrent writer: insert what is still missing, skip the rest.
-      const inserted: { id: string; identity: string }[] = await tx.query(
-        `INSERT INTO test_cases (project_id, identity, external_id, suite, name)
-         SELECT $1, identity, external_id, suite, name
-           FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[]) AS t(identity, external_id, suite, name)
-         ON CONFLICT (project_id, identity) DO NOTHING
-         RETURNING id, identity`,
-        [
-          projectId,
-          missing,
-          missing.map((k) => latest.get(k)!.testId ?? null),
-          missing.map((k) => latest.get(k)!.suite ?? ''),
-          missing.map((k) => latest.get(k)!.name),
-        ],
-      );
-      inserted.forEach((r) => ids.set(r.identity, String(r.id)));
+      const inserted = await insertTestCases(tx, projectId, missing, latest);
+      for (const r of inserted) {
+        ids.set(r.identity, r.id);
+        created?.(r.id);
+      }
       // Inserted meanwhile by a concurrent writer (committed, so visible to a new statement).
-      const raced = missing.filter((k) => !ids.has(k));
-      if (raced.length) {
-        await lookUp(raced);
+      if (inserted.length < missing.length) {
+        await lookUp(missing.filter((k) => !ids.has(k)));
       }
     }
     for (const [identity, indexes] of wanted) {

@@ -99,16 +99,37 @@ export class StabilityObserver implements ResultsObserver {
     now: Date,
     told: { testId: string; transitions: Transitions; health: TestHealth }[],
   ): Promise<void> {
+    let pending: readonly TestOutcome[] = outcomes;
+    if (outcomes.some((o) => o.created)) {
+      // Tests the write created: no row to read, lock or update, and none another writer could insert first (see
+      // TestOutcome.created): inserted as they are, without a look for them nor ON CONFLICT.
+      const inserts: HealthWrite[] = [];
+      for (const o of outcomes) {
+        if (o.created) {
+          const outcome: RunOutcome = { ...known, status: o.status, otherStatuses: o.otherStatuses };
+          const { health, transitions } = applyOutcome(newHealth(known.startedAt), outcome, policy, now);
+          inserts.push({ testId: o.testId, health });
+          told.push({ testId: o.testId, transitions, health });
+        }
+      }
+      await this.health.insertNew(tx, run.projectId, inserts);
+      pending = outcomes.filter((o) => !o.created);
+      if (!pending.length) {
+        return;
+      }
+    }
     // One unlocked read: plain passes of steady tests change nothing but their windows and are not written (see
     // `steady`); the others are weighed and stored where their row is still as read, else locked and weighed again.
     const read = await this.health.read(
       tx,
-      outcomes.map((o) => o.testId),
-      outcomes.map(plainPass),
+      pending.map((o) => o.testId),
+      pending.map(plainPass),
       known.run,
       known.startedAt,
     );
-    let pending = read.quiet.size ? outcomes.filter((o) => !read.quiet.has(o.testId)) : outcomes;
+    if (read.quiet.size) {
+      pending = pending.filter((o) => !read.quiet.has(o.testId));
+    }
     let stored = read.stored;
     let versions: Map<string, string> | undefined = read.versions;
     for (let tries = 1; pending.length; tries++) {

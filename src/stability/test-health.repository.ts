@@ -1,9 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
+import { AppError } from '../common/app-error.js';
 import { DEFAULT_SETTINGS } from '../common/project-settings.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
+import { lockTestCasesShared } from '../results/test-case-guard.js';
 import { type HealthState, type TestHealth, type WindowEntry, compareRuns, steady } from './flakiness.js';
 import { windowBytes, windowEntries } from './health-recount.js';
 
@@ -371,8 +373,34 @@ export class TestHealthRepository {
     if (!rows.length) {
       return [];
     }
+    const inserted: { test_id: string }[] = await this.insertRows(tx, projectId, rows, true);
+    const done = new Set(inserted.map((r) => r.test_id));
+    return rows.map((r) => r.testId).filter((id) => !done.has(id));
+  }
+
+  /**
+   * Stores the health of tests that cannot have a row: test cases created by the caller's own transaction (see
+   * TestOutcome.created). A plain INSERT: no ON CONFLICT, whose check of the unique index and speculative insertion
+   * cost a row as much again.
+   */
+  async insertNew(
+    tx: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rows: readonly HealthWrite[],
+  ): Promise<void> {
+    if (rows.length) {
+      await this.insertRows(tx, projectId, rows, false);
+    }
+  }
+
+  private insertRows(
+    tx: Pick<EntityManager, 'query'>,
+    projectId: string,
+    rows: readonly HealthWrite[],
+    conflicts: boolean,
+  ): Promise<{ test_id: string }[]> {
     const { bytes, at, len } = windows(rows);
-    const inserted: { test_id: string }[] = await tx.query(
+    return tx.query(
       `INSERT INTO test_health (project_id, ${HEALTH_COLUMNS})
        SELECT $1::bigint, q.test_id, substr($2::bytea, u.at, u.len), u.runs, u.flake_rate, u.flaky, u.last_status,
               u.last_run_id, ${ts('u.first_seen_ms')}, ${ts('u.last_failed_ms')}, u.state, ${ts('q.since')}, q.reason,
@@ -383,8 +411,7 @@ export class TestHealthRepository {
               AS u(test_id, at, len, runs, flake_rate, flaky, last_status, last_run_id, state, first_seen_ms,
                    last_failed_ms) ON u.test_id = q.test_id
         ORDER BY q.test_id
-       ON CONFLICT (test_id) DO NOTHING
-       RETURNING test_id`,
+       ${conflicts ? 'ON CONFLICT (test_id) DO NOTHING RETURNING test_id' : ''}`,
       [
         projectId,
         bytes,
@@ -402,8 +429,6 @@ export class TestHealthRepository {
         rows.map((r) => ms(r.health.lastFailedAt)),
       ],
     );
-    const done = new Set(inserted.map((r) => r.test_id));
-    return rows.map((r) => r.testId).filter((id) => !done.has(id));
   }
 
   /**
@@ -428,9 +453,19 @@ export class TestHealthRepository {
         async (h) => {
           if (found) {
             await this.update(tx, [{ testId, health: h }]);
-          } else {
-            await this.insert(tx, projectId, [{ testId, health: h }]);
+            return;
           }
+          // A first row: test_health has no foreign key (TestHealthWithoutForeignKey1795840000000), so the test case
+          // is held against the retention cleanup (test-case-guard.ts) and looked for under that lock.
+          await lockTestCasesShared(tx, projectId);
+          const exists: unknown[] = await tx.query(
+            'SELECT 1 FROM test_cases WHERE id = $1 AND project_id = $2',
+            [testId, projectId],
+          );
+          if (!exists.length) {
+            throw AppError.notFound(`Test ${testId} not found`);
+          }
+          await this.insert(tx, projectId, [{ testId, health: h }]);
         },
         tx,
       );

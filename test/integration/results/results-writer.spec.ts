@@ -192,7 +192,7 @@ describe(ResultsWriter.name, () => {
     await wrote;
     // The second writer does not see the first one's test case yet, and waits on it at the unique index.
     const two = db.transaction((tx) => sut.write(tx, second, items));
-    await waitingOnLock(db, 'COPY test_cases%');
+    await waitingOnLock(db, 'INSERT INTO test_cases%');
     release();
     await one;
     await two;
@@ -206,6 +206,157 @@ describe(ResultsWriter.name, () => {
       [first.id, cases[0].id],
       [second.id, cases[0].id],
     ]);
+  });
+
+  it('gives two concurrent writers of many of the same new tests, in other orders, one test case each, without error', async () => {
+    const runs = await Promise.all([newRun(), newRun(), newRun()]);
+    const names = Array.from({ length: 400 }, (_, i) => `crowd ${i}`);
+    const itemsOf = (order: string[]) =>
+      order.map((name) => ({ name, suite: 'Crowd', status: 'PASSED' as const }));
+    // Three transactions at once, the same new tests in three orders, one of them a whole run written in batches.
+    const outcomes = await Promise.all([
+      db.transaction((tx) => sut.write(tx, runs[0], itemsOf(names))),
+      db.transaction((tx) => sut.write(tx, runs[1], itemsOf([...names].reverse()))),
+      db.transaction(async (tx) => {
+        const writer = sut.openRun(tx, runs[2], 0);
+        const shuffled = names.filter((_, i) => i % 2).concat(names.filter((_, i) => i % 2 === 0));
+        for (let i = 0; i < shuffled.length; i += 100) {
+          await writer.add(itemsOf(shuffled.slice(i, i + 100)));
+        }
+        return writer.finish();
+      }),
+    ]);
+    expect(outcomes.map((o) => o.counts.total)).toEqual([400, 400, 400]);
+    const cases: { id: string; name: string }[] = await db.query(
+      `SELECT id, name FROM test_cases WHERE project_id = $1 AND suite = 'Crowd'`,
+      [projectId],
+    );
+    expect(cases).toHaveLength(400);
+    const caseOf = new Map(cases.map((c) => [c.name, String(c.id)]));
+    const rows: { run_id: string; test_id: string; name: string }[] = await db.query(
+      'SELECT run_id, test_id, name FROM results WHERE run_id = ANY($1::bigint[])',
+      [runs.map((r) => r.id)],
+    );
+    expect(rows).toHaveLength(1200);
+    expect(rows.every((r) => String(r.test_id) === caseOf.get(r.name))).toBe(true);
+  });
+
+  it('stores a batch mixing new and known tests: known ones keep their test case, new ones get one each', async () => {
+    const [first, second] = [await newRun(), await newRun()];
+    const known = ['k1', 'k2', 'k3'].map((name) => ({ name, suite: 'Mix', status: 'PASSED' as const }));
+    const outcome = await db.transaction((tx) => sut.write(tx, first, known));
+    // k1 and k2 remembered (the cache), k3 not (a lookup): a new writer knows none of them.
+    sut.remember([{ learned: outcome.learned.slice(0, 2) }]);
+    const before: { id: string; name: string }[] = await db.query(
+      `SELECT id, name FROM test_cases WHERE project_id = $1 AND suite = 'Mix'`,
+      [projectId],
+    );
+    const mixed = [
+      { name: 'n1', suite: 'Mix', status: 'FAILED' as const },
+      known[0],
+      { name: 'n2', suite: 'Mix', status: 'PASSED' as const },
+      known[2],
+      { name: 'n1', suite: 'Mix', status: 'PASSED' as const, retry: 1 },
+      known[1],
+    ];
+    for (const writer of [sut, new ResultsWriter(new ResultsObservers())]) {
+      const run = writer === sut ? second : await newRun();
+      const written = await db.transaction((tx) =>
+        writer.write(
+          tx,
+          run,
+          mixed.map((r) => ({ ...r })),
+        ),
+      );
+      expect(written.counts).toEqual(expect.objectContaining({ total: 5, attempts: 6 }));
+    }
+    const after: { id: string; name: string }[] = await db.query(
+      `SELECT id, name FROM test_cases WHERE project_id = $1 AND suite = 'Mix' ORDER BY name`,
+      [projectId],
+    );
+    expect(after.map((c) => c.name)).toEqual(['k1', 'k2', 'k3', 'n1', 'n2']);
+    const idOf = new Map(after.map((c) => [c.name, String(c.id)]));
+    for (const c of before) {
+      expect(idOf.get(c.name)).toBe(String(c.id));
+    }
+    const rows: { name: string; test_id: string }[] = await db.query(
+      'SELECT name, test_id FROM results WHERE run_id = $1 ORDER BY id',
+      [second.id],
+    );
+    expect(rows.map((r) => [r.name, String(r.test_id)])).toEqual(
+      mixed.map((r) => [r.name, idOf.get(r.name)]),
+    );
+  });
+
+  it('names a test by its exact text: names that differ only in case or Unicode normalisation are other tests', async () => {
+    const run = await newRun();
+    // Today's rule (README, "Test identity"): suite + name as sent, less invisible format characters (Unicode Cf);
+    // no case folding, no normalisation. So these are four tests, and a fifth name that differs from the first
+    // only by a zero-width space (Cf) is the first test again.
+    const nfc = 'caf\u00e9 opens';
+    const nfd = 'cafe\u0301 opens';
+    expect(nfc.normalize('NFC')).toBe(nfd.normalize('NFC'));
+    const items = [
+      { name: 'Logs in', suite: 'Norm', status: 'PASSED' as const },
+      { name: 'logs in', suite: 'Norm', status: 'PASSED' as const },
+      { name: nfc, suite: 'Norm', status: 'PASSED' as const },
+      { name: nfd, suite: 'Norm', status: 'PASSED' as const },
+      { name: 'Logs\u200b in', suite: 'Norm', status: 'FAILED' as const, retry: 1 },
+    ];
+    const outcome = await db.transaction((tx) => sut.write(tx, run, items));
+    expect(outcome.counts).toEqual(expect.objectContaining({ total: 4, attempts: 5 }));
+    const cases: { id: string; name: string }[] = await db.query(
+      `SELECT id, name FROM test_cases WHERE project_id = $1 AND suite = 'Norm' ORDER BY id`,
+      [projectId],
+    );
+    expect(cases.map((c) => c.name).sort()).toEqual(['Logs in', 'logs in', nfc, nfd].sort());
+    const rows: { name: string; test_id: string }[] = await db.query(
+      'SELECT name, test_id FROM results WHERE run_id = $1 ORDER BY id',
+      [run.id],
+    );
+    const idOf = new Map(cases.map((c) => [c.name, String(c.id)]));
+    expect(rows.map((r) => String(r.test_id))).toEqual(
+      ['Logs in', 'logs in', nfc, nfd, 'Logs in'].map((n) => idOf.get(n)),
+    );
+  });
+
+  it('leaves no test case behind when a batch fails after creating its new tests, in one write or a whole run', async () => {
+    const run = await newRun();
+    // The results' COPY fails (PostgreSQL refuses a NUL byte in text) after the batch's new test cases were inserted.
+    await expect(
+      db.transaction((tx) =>
+        sut.write(tx, run, [
+          { name: 'orphan a', suite: 'Orphans', status: 'PASSED' },
+          { name: 'orphan b', suite: 'Orphans', status: 'FAILED', message: 'nul \u0000 here' },
+        ]),
+      ),
+    ).rejects.toThrow(/0x00/);
+    await expect(
+      db.transaction(async (tx) => {
+        const writer = sut.openRun(tx, run, 10);
+        try {
+          await writer.add([{ name: 'orphan c', suite: 'Orphans', status: 'PASSED' }]);
+          await writer.add([{ name: 'orphan d', suite: 'Orphans', status: 'PASSED', message: '\u0000' }]);
+          await writer.add([{ name: 'orphan e', suite: 'Orphans', status: 'PASSED' }]);
+          await writer.finish();
+        } catch (error) {
+          await writer.settled();
+          throw error;
+        }
+      }),
+    ).rejects.toThrow(/0x00/);
+    expect(
+      await db.query(`SELECT name FROM test_cases WHERE project_id = $1 AND suite = 'Orphans'`, [projectId]),
+    ).toEqual([]);
+    expect(await db.getRepository(ResultEntity).countBy({ runId: run.id })).toBe(0);
+    // Nor in the writer's cache: the same tests are created again, and stored.
+    const outcome = await db.transaction((tx) =>
+      sut.write(tx, run, [{ name: 'orphan a', suite: 'Orphans', status: 'PASSED' }]),
+    );
+    sut.remember([outcome]);
+    expect(
+      await db.query(`SELECT name FROM test_cases WHERE project_id = $1 AND suite = 'Orphans'`, [projectId]),
+    ).toEqual([{ name: 'orphan a' }]);
   });
 
   describe('openRun: a whole run, batch after batch in one transaction', () => {
@@ -393,6 +544,44 @@ describe(ResultsWriter.name, () => {
       ]);
     });
 
+    it('tells the observers which tests the write created (a test the project had never seen), in a batch and a whole run', async () => {
+      const first = await newRun();
+      await db.transaction((tx) =>
+        observed.write(tx, first, [{ name: 'old', suite: 'Created', status: 'PASSED' }]),
+      );
+      const run = await newRun();
+      await db.transaction((tx) =>
+        observed.write(tx, run, [
+          { name: 'old', suite: 'Created', status: 'PASSED' },
+          { name: 'fresh', suite: 'Created', status: 'PASSED' },
+        ]),
+      );
+      const whole = await newRun();
+      await db.transaction(async (tx) => {
+        const writer = observed.openRun(tx, whole, 0);
+        await writer.add([
+          { name: 'old', suite: 'Created', status: 'PASSED' },
+          { name: 'fresher', suite: 'Created', status: 'FAILED' },
+        ]);
+        await writer.add([
+          { name: 'fresher', suite: 'Created', status: 'PASSED', retry: 1 },
+          { name: 'fresh', suite: 'Created', status: 'PASSED' },
+        ]);
+        await writer.finish();
+      });
+      const createdOf = async (runId: string, outcomes: TestOutcome[]) => {
+        const names = await testNames(runId);
+        return Object.fromEntries(outcomes.map((o) => [names.get(o.testId), o.created === true]));
+      };
+      expect(await createdOf(first.id, seen.outcomes[0])).toEqual({ old: true });
+      expect(await createdOf(run.id, seen.outcomes[1])).toEqual({ old: false, fresh: true });
+      expect(await createdOf(whole.id, seen.outcomes[2])).toEqual({
+        old: false,
+        fresh: false,
+        fresher: true,
+      });
+    });
+
     it("rolls the observers' writes back with the batch", async () => {
       const run = await newRun();
       await expect(
@@ -470,9 +659,9 @@ describe(ResultsWriter.name, () => {
     await writing;
     await deleting;
     // The batch's results are queued for the purge with the run (see the Retention migration), counted.
-    expect(await db.query('SELECT run_id, results::int FROM run_purges WHERE run_id = $1', [run.id])).toEqual([
-      { run_id: run.id, results: 1 },
-    ]);
+    expect(await db.query('SELECT run_id, results::int FROM run_purges WHERE run_id = $1', [run.id])).toEqual(
+      [{ run_id: run.id, results: 1 }],
+    );
   });
 });
 
@@ -535,8 +724,18 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     expect(left.every((r) => String(r.run_id) === runs[1].id)).toBe(true);
   });
 
-  it('deleting a test case deletes its results, outcomes and earlier attempts', async () => {
+  // test_health has no foreign key (TestHealthWithoutForeignKey): the delete trigger of test_cases removes it.
+  const healthOf = (projectId: string) =>
+    db.query<{ test_id: string }[]>('SELECT test_id FROM test_health WHERE project_id = $1', [projectId]);
+  const addHealth = (projectId: string) =>
+    db.query(
+      'INSERT INTO test_health (test_id, project_id) SELECT id, project_id FROM test_cases WHERE project_id = $1',
+      [projectId],
+    );
+
+  it('deleting a test case deletes its results, outcomes and earlier attempts, and its health', async () => {
     const { projectId } = await seed();
+    await addHealth(projectId);
     const [one] = await db.query(`SELECT id FROM test_cases WHERE project_id = $1 AND name = 'one'`, [
       projectId,
     ]);
@@ -549,11 +748,17 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     const left = await resultsOf(projectId);
     expect(left).toHaveLength(2);
     expect(left.some((r) => String(r.test_id) === String(one.id))).toBe(false);
+    const health = await healthOf(projectId);
+    expect(health).toHaveLength(1);
+    expect(String(health[0].test_id)).not.toBe(String(one.id));
   });
 
-  it('deleting a project deletes its runs, test cases and results', async () => {
+  it('deleting a project deletes its runs, test cases, results and test health', async () => {
     const { projectId } = await seed();
+    await addHealth(projectId);
+    expect(await healthOf(projectId)).toHaveLength(2);
     await db.query('DELETE FROM projects WHERE id = $1', [projectId]);
+    expect(await healthOf(projectId)).toEqual([]);
     expect(await resultsOf(projectId)).toEqual([]);
     expect(await db.query('SELECT id FROM test_cases WHERE project_id = $1', [projectId])).toEqual([]);
   });
