@@ -202,15 +202,16 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
 
 /**
  * Inserts the test cases of `identities` (the batch's last result of each naming its suite and name) that no
- * committed transaction has stored: one INSERT … SELECT … ON CONFLICT DO NOTHING, whatever their number, its ids
- * from the table's own identity column; answers those it inserted. An identity a concurrent writer inserted first
- * is skipped once that writer has committed (ON CONFLICT waits for it), and the caller looks it up. In identity
- * order, so that two batches inserting the same new tests cannot deadlock on each other; but a transaction that
- * inserts new tests batch after batch (an import, a V2 consumer's several batches) holds those of its earlier
- * batches, and may meet a writer that waits for one of them while holding one it needs. Under a savepoint, so that
- * the one of the two PostgreSQL picks (deadlock detected) steps back from this statement only and tries it again:
- * by then the other, no longer waiting for it, goes on (and its deadlock check, armed before, finds the cycle again
- * if the two still wait for each other, stepping it back in turn).
+ * committed transaction has stored: one INSERT … SELECT, whatever their number, its ids from the table's own identity
+ * column; answers those it inserted. The caller has just looked them up, so the INSERT is a plain one first (ON
+ * CONFLICT's check and speculative insertion cost each row about a third more); when a concurrent writer stored one
+ * meanwhile (a unique violation, once that writer committed), it steps back and inserts with ON CONFLICT DO
+ * NOTHING, skipping those, which the caller then looks up. In identity order, so that two batches inserting the same
+ * new tests cannot deadlock on each other; but a transaction that inserts new tests batch after batch (an import, a
+ * V2 consumer's several batches) holds those of its earlier batches, and may meet a writer that waits for one of
+ * them while holding one it needs: the one of the two PostgreSQL picks (deadlock detected) steps back from this
+ * statement only and tries it again; by then the other, no longer waiting for it, goes on (and its deadlock check,
+ * armed before, finds the cycle if the two still wait for each other, stepping it back in turn).
  */
 async function insertTestCases(
   tx: Pick<EntityManager, 'query'>,
@@ -225,6 +226,7 @@ async function insertTestCases(
     identities.map((k) => latest.get(k)!.suite ?? ''),
     identities.map((k) => latest.get(k)!.name),
   ];
+  let skipStored = false;
   for (let tries = 1; ; tries++) {
     await tx.query('SAVEPOINT test_cases_insert');
     let rows: { id: string; identity: string }[];
@@ -234,15 +236,17 @@ async function insertTestCases(
          SELECT $1, identity, external_id, suite, name
            FROM unnest($2::uuid[], $3::varchar[], $4::varchar[], $5::varchar[]) AS t(identity, external_id, suite, name)
           ORDER BY identity
-         ON CONFLICT (project_id, identity) DO NOTHING
+         ${skipStored ? 'ON CONFLICT (project_id, identity) DO NOTHING' : ''}
          RETURNING id, identity`,
         params,
       );
     } catch (error) {
-      if (sqlStateOf(error) !== DEADLOCK_DETECTED || tries >= MAX_TRIES) {
+      const retry = isUniqueViolation(error) ? !skipStored : sqlStateOf(error) === DEADLOCK_DETECTED;
+      if (!retry || tries >= MAX_TRIES) {
         throw error;
       }
       await tx.query('ROLLBACK TO SAVEPOINT test_cases_insert');
+      skipStored = true;
       continue;
     }
     await tx.query('RELEASE SAVEPOINT test_cases_insert');

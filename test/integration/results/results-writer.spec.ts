@@ -239,7 +239,9 @@ describe(ResultsWriter.name, () => {
     );
     expect(rows).toHaveLength(1200);
     expect(rows.every((r) => String(r.test_id) === caseOf.get(r.name))).toBe(true);
-  });
+    // The whole run holds its earlier batches' new tests while the others wait for them: deadlocks, each found after
+    // PostgreSQL's deadlock_timeout (1 s) and stepped back from by one of the two.
+  }, 30_000);
 
   it('stores a batch mixing new and known tests: known ones keep their test case, new ones get one each', async () => {
     const [first, second] = [await newRun(), await newRun()];
