@@ -27,6 +27,7 @@ import { Retention1795810000000 } from './1795810000000-Retention.js';
 import { SignatureRecount1795820000000 } from './1795820000000-SignatureRecount.js';
 import { PendingNotifications1795830000000 } from './1795830000000-PendingNotifications.js';
 import { TestHealthWithoutForeignKey1795840000000 } from './1795840000000-TestHealthWithoutForeignKey.js';
+import { TestCaseIdentityFirst1795850000000 } from './1795850000000-TestCaseIdentityFirst.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -59,4 +60,5 @@ export const MIGRATIONS = [
   SignatureRecount1795820000000,
   PendingNotifications1795830000000,
   TestHealthWithoutForeignKey1795840000000,
+  TestCaseIdentityFirst1795850000000,
 ];

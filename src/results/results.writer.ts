@@ -802,10 +802,15 @@ export class ResultsWriter {
     const renamed: { id: string; item: ResultInput }[] = [];
     const lookUp = async (keys: string[]) => {
       // One index probe per key by construction (LATERAL … LIMIT 1): with `identity = ANY($2)`, the planner,
-      // going by the statistics of a table that had just grown, scanned all of the project's test cases.
+      // going by the statistics of a table that had just grown, scanned all of the project's test cases. The
+      // project is checked on the row found (`+ 0`: not an index condition), so that only uq_test_cases_identity,
+      // which leads with the identity, answers the probe: given `project_id = $1`, the planner took the order index
+      // (project first) whenever it thought the project small, and looked for each identity among all of the
+      // project's test cases (see migration TestCaseIdentityFirst).
       const found: { id: string; identity: string; suite: string; name: string }[] = await tx.query(
         `SELECT t.id, t.identity, t.suite, t.name FROM unnest($2::uuid[]) AS k(identity)
-           CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases WHERE project_id = $1 AND identity = k.identity LIMIT 1) t`,
+           CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases
+                                WHERE identity = k.identity AND project_id + 0 = $1 LIMIT 1) t`,
         [projectId, keys],
       );
       for (const row of found) {

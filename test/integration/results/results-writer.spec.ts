@@ -7,6 +7,7 @@ import { ResultsObservers, type TestOutcome } from '../../../src/results/results
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { ResultsWithoutIdIndex1764640000000 } from '../../../migrations/1764640000000-ResultsWithoutIdIndex.js';
 import { OutcomeIndexes1795723200000 } from '../../../migrations/1795723200000-OutcomeIndexes.js';
+import { TestCaseIdentityFirst1795850000000 } from '../../../migrations/1795850000000-TestCaseIdentityFirst.js';
 
 describe(ResultsWriter.name, () => {
   let database: TestDatabase;
@@ -836,6 +837,41 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
       expect(await indexesOf(runner)).toContain('results_pkey');
       await migration.up(runner);
       expect(await indexesOf(runner)).not.toContain('results_pkey');
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+
+  it("looks a test's identity up by an index no other answers, however small the planner thinks the project (TestCaseIdentityFirst)", async () => {
+    const definition = async (q: { query: DataSource['query'] }) => {
+      const [row] = await q.query<{ d: string }[]>(
+        `SELECT pg_get_indexdef('uq_test_cases_identity'::regclass) AS d`,
+      );
+      return row.d;
+    };
+    expect(await definition(db)).toContain('(identity, project_id)');
+    // A table never analysed, whose project the planner takes for one row: 1000 lookups of new tests among 3000
+    // stay 1000 probes of the unique index (with the project first, each scanned the project's 3000 test cases).
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query('CREATE TEMP TABLE tc (LIKE test_cases INCLUDING ALL) ON COMMIT DROP');
+      await runner.query(
+        `INSERT INTO tc (project_id, identity, name) SELECT 1, md5('known' || g)::uuid, 'n' || g FROM generate_series(1, 3000) g`,
+      );
+      const [plan]: { 'QUERY PLAN': { Plan: unknown }[] }[] = await runner.query(
+        `EXPLAIN (ANALYZE, FORMAT JSON) SELECT t.id FROM unnest((SELECT array_agg(md5('new' || g)::uuid) FROM generate_series(1, 1000) g)) AS k(identity)
+           CROSS JOIN LATERAL (SELECT id FROM tc WHERE identity = k.identity AND project_id + 0 = 1 LIMIT 1) t`,
+      );
+      const text = JSON.stringify(plan['QUERY PLAN']);
+      expect(text).toContain('"Index Name":"tc_identity_project_id_key"');
+      expect(text).not.toContain('"Rows Removed by Filter":3000');
+      const migration = new TestCaseIdentityFirst1795850000000();
+      await migration.down(runner);
+      expect(await definition(runner)).toContain('(project_id, identity)');
+      await migration.up(runner);
+      expect(await definition(runner)).toContain('(identity, project_id)');
     } finally {
       await runner.rollbackTransaction();
       await runner.release();
