@@ -34,44 +34,16 @@ export async function recountSignatures(
   const testIds = failures.map((f) => f.testId);
   const runIds = failures.map((f) => f.runId);
   const counts = failures.map((f) => f.count);
-  const byTest = `SELECT signature_id, test_id, sum(n)::int AS n
-                    FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS u(signature_id, test_id, n)
-                   GROUP BY signature_id, test_id`;
   // 1. The tests' link rows.
   await tx.query(
     `SELECT 1 FROM failure_signature_tests l
-      WHERE (l.signature_id, l.test_id) IN (SELECT signature_id, test_id FROM (${byTest}) u)
+      WHERE (l.signature_id, l.test_id) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
       ORDER BY l.signature_id, l.test_id FOR UPDATE`,
-    [signatureIds, testIds, counts],
+    [signatureIds, testIds],
   );
-  const testsGone: { signature_id: string; n: number }[] = await tx.query(
-    `WITH u AS (${byTest}),
-     gone AS (
-       DELETE FROM failure_signature_tests l USING u
-        WHERE l.signature_id = u.signature_id AND l.test_id = u.test_id AND l.occurrences <= u.n
-       RETURNING l.signature_id),
-     kept AS (
-       UPDATE failure_signature_tests l SET occurrences = l.occurrences - u.n FROM u
-        WHERE l.signature_id = u.signature_id AND l.test_id = u.test_id AND l.occurrences > u.n)
-     SELECT signature_id, count(*)::int AS n FROM gone GROUP BY signature_id`,
-    [signatureIds, testIds, counts],
-  );
+  const testsGone = await takeAway(tx, 'failure_signature_tests', 'test_id', signatureIds, testIds, counts);
   // 2. The runs' link rows.
-  const runsGone: { signature_id: string; n: number }[] = await tx.query(
-    `WITH u AS (
-       SELECT signature_id, run_id, sum(n)::int AS n
-         FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS u(signature_id, run_id, n)
-        GROUP BY signature_id, run_id),
-     gone AS (
-       DELETE FROM failure_signature_runs l USING u
-        WHERE l.signature_id = u.signature_id AND l.run_id = u.run_id AND l.occurrences <= u.n
-       RETURNING l.signature_id),
-     kept AS (
-       UPDATE failure_signature_runs l SET occurrences = l.occurrences - u.n FROM u
-        WHERE l.signature_id = u.signature_id AND l.run_id = u.run_id AND l.occurrences > u.n)
-     SELECT signature_id, count(*)::int AS n FROM gone GROUP BY signature_id`,
-    [signatureIds, runIds, counts],
-  );
+  const runsGone = await takeAway(tx, 'failure_signature_runs', 'run_id', signatureIds, runIds, counts);
   // 3. The signatures: what each lost.
   const lost = new Map<string, { occurrences: number; tests: number; runs: number }>();
   const of = (id: string) => {
@@ -141,4 +113,33 @@ export async function recountSignatures(
     [doomedIds],
   );
   await tx.query('DELETE FROM failure_signatures WHERE id = ANY($1::bigint[])', [doomedIds]);
+}
+
+/**
+ * The link rows (`table`: by signature and `column`, a test or a run) lose `counts` of their occurrences, summed by
+ * key, and go when none is left; answers how many went, by signature.
+ */
+async function takeAway(
+  tx: EntityManager,
+  table: 'failure_signature_tests' | 'failure_signature_runs',
+  column: 'test_id' | 'run_id',
+  signatureIds: readonly string[],
+  keys: readonly string[],
+  counts: readonly number[],
+): Promise<{ signature_id: string; n: number }[]> {
+  return tx.query(
+    `WITH u AS (
+       SELECT signature_id, ${column}, sum(n)::int AS n
+         FROM unnest($1::bigint[], $2::bigint[], $3::int[]) AS u(signature_id, ${column}, n)
+        GROUP BY signature_id, ${column}),
+     gone AS (
+       DELETE FROM ${table} l USING u
+        WHERE l.signature_id = u.signature_id AND l.${column} = u.${column} AND l.occurrences <= u.n
+       RETURNING l.signature_id),
+     kept AS (
+       UPDATE ${table} l SET occurrences = l.occurrences - u.n FROM u
+        WHERE l.signature_id = u.signature_id AND l.${column} = u.${column} AND l.occurrences > u.n)
+     SELECT signature_id, count(*)::int AS n FROM gone GROUP BY signature_id`,
+    [signatureIds, keys, counts],
+  );
 }
