@@ -67,6 +67,11 @@ type Check = (value: unknown) => string | undefined;
 /** The largest `flaky.window`: a test keeps this many runs of state at most (src/stability/). */
 export const MAX_FLAKY_WINDOW = 500;
 
+/** SQL for a project's `flaky.window` (its stored setting, else the default); `project`: SQL for its id. */
+export function flakyWindowSql(project: string): string {
+  return `(SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) FROM projects WHERE id = ${project})`;
+}
+
 /** The largest `retention.keepDays` and `retention.keepRuns` (API.md, "Retention"). */
 export const RETENTION_MAX = 100_000;
 

@@ -3,7 +3,7 @@ import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, EntityManager, ILike } from 'typeorm';
 import type { PageRequest, SortOrder } from '../common/paging/page.js';
 import { withoutStatementTimeout } from '../database/statement-timeout.js';
-import { DEFAULT_SETTINGS, MAX_FLAKY_WINDOW, effectiveSettings } from '../common/project-settings.js';
+import { MAX_FLAKY_WINDOW, effectiveSettings, flakyWindowSql } from '../common/project-settings.js';
 import { storeNewFailures } from '../insights/changes.js';
 import { RESULT_STATUSES, ResultEntity, ResultStatus, RunEntity, TestCaseEntity } from './entities.js';
 
@@ -78,12 +78,13 @@ export const NOT_PURGING = 'run_id NOT IN (SELECT run_id FROM run_purges)';
 /**
  * A test's `runs` as read (test_health `h`): the stored count, except for a steady test whose row lags behind its
  * last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written), whose runs since its stored
- * last run are counted from its outcomes, up to the project's window (an index range of at most that many results).
+ * last run are counted from its outcomes, up to the project's window `w.win` (an index range of at most that many
+ * results).
  */
 const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status = 'PASSED' AND h.runs >= 2
-       AND h.runs < (SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) FROM projects WHERE id = h.project_id)
+       AND h.runs < w.win
       THEN least(
-        (SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) FROM projects WHERE id = h.project_id),
+        w.win,
         h.runs + (SELECT count(*)::int FROM (
                    SELECT 1 FROM results r
                     WHERE r.test_id = h.test_id AND r.outcome AND r.status <> 'SKIPPED' AND r.run_id > h.last_run_id
@@ -505,6 +506,7 @@ export class RunsRepository {
                 ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) p
          JOIN test_cases t ON t.id = p.id
          LEFT JOIN test_health h ON h.test_id = t.id
+        CROSS JOIN (SELECT ${flakyWindowSql('$1')} AS win) w
         ORDER BY ${order}`,
       params,
     );

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
-import { DEFAULT_SETTINGS } from '../common/project-settings.js';
+import { flakyWindowSql } from '../common/project-settings.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
@@ -274,9 +274,7 @@ export class TestHealthRepository {
       return;
     }
     const rows: { test_id: string; win: Buffer | null }[] = await tx.query(
-      `WITH settings AS (
-         SELECT coalesce((settings->'flaky'->>'window')::int, ${DEFAULT_SETTINGS.flaky.window}) AS win
-           FROM projects WHERE id = $1)
+      `WITH settings AS (SELECT ${flakyWindowSql('$1')} AS win)
        SELECT k.id AS test_id,
               (SELECT ${windowBytes('e')}
                  FROM (${windowEntries('k.id', '(SELECT win FROM settings)', '$3::bigint')}) e) AS win
