@@ -13,6 +13,11 @@ export function isUniqueViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23505';
 }
 
+/** PostgreSQL's deadlock_detected. */
+export function isDeadlock(error: unknown): boolean {
+  return sqlStateOf(error) === '40P01';
+}
+
 /** PostgreSQL's foreign_key_violation. */
 export function isForeignKeyViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23503';

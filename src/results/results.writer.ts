@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
-import { isUniqueViolation, sqlStateOf } from '../common/db-errors.js';
+import { isDeadlock, isUniqueViolation } from '../common/db-errors.js';
 import { stripFormatCharacters } from '../common/text.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
 import {
@@ -241,7 +241,7 @@ async function insertTestCases(
         params,
       );
     } catch (error) {
-      const retry = isUniqueViolation(error) ? !skipStored : sqlStateOf(error) === DEADLOCK_DETECTED;
+      const retry = isUniqueViolation(error) ? !skipStored : isDeadlock(error);
       if (!retry || tries >= MAX_TRIES) {
         throw error;
       }
@@ -253,9 +253,6 @@ async function insertTestCases(
     return rows.map((r) => ({ id: String(r.id), identity: r.identity }));
   }
 }
-
-/** PostgreSQL's deadlock_detected. */
-const DEADLOCK_DETECTED = '40P01';
 
 /** Result ids a whole-run writer takes at a time (see openRun). */
 const ID_BLOCK = 10_000;
