@@ -1,4 +1,5 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { PeriodicSweep } from '../common/periodic-sweep.js';
 import { AppConfig } from '../config/app-config.js';
 import { NotificationOutbox } from './notification-outbox.js';
 import { PendingRepository } from './pending.repository.js';
@@ -15,9 +16,10 @@ const SWEEP_LIMIT = 100;
 @Injectable()
 export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Notifications');
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
-  private stopped = false;
+  private readonly periodic = new PeriodicSweep(
+    () => this.sweepAll(),
+    (error) => this.logger.warn(`The sweep of owed notifications failed: ${String(error)}`),
+  );
 
   constructor(
     private readonly pending: PendingRepository,
@@ -26,33 +28,23 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
   ) {}
 
   onApplicationBootstrap(): void {
-    const run = () => {
-      this.sweep().catch((error: unknown) =>
-        this.logger.warn(`The sweep of owed notifications failed: ${String(error)}`),
-      );
-    };
-    this.timer = setInterval(run, this.config.notify.graceMs);
-    this.timer.unref();
-    run();
+    this.periodic.start(this.config.notify.graceMs, true);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One sweep (until nothing past the grace period is left that another transaction does not hold): how many it announced. */
   sweep(): Promise<number> {
-    this.running ??= this.sweepAll().finally(() => (this.running = undefined));
-    return this.running;
+    return this.periodic.run();
   }
 
   private async sweepAll(): Promise<number> {
     let announced = 0;
     // Those that failed in this sweep (logged by announce) wait for the next one.
     const failed: string[] = [];
-    while (!this.stopped) {
+    while (!this.periodic.stopped) {
       const due = await this.pending.due(this.config.notify.graceMs, SWEEP_LIMIT, failed);
       for (const id of due) {
         const n = await this.outbox.announce({ id }, true);

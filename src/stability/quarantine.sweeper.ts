@@ -1,6 +1,7 @@
 import { Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
+import { PeriodicSweep } from '../common/periodic-sweep.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
 import { TestHealthRepository } from './test-health.repository.js';
 
@@ -15,8 +16,10 @@ const SWEEP_LIMIT = 500;
 @Injectable()
 export class QuarantineSweeper implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(QuarantineSweeper.name);
-  private timer?: NodeJS.Timeout;
-  private running?: Promise<number>;
+  private readonly periodic = new PeriodicSweep(
+    () => this.sweepAll(),
+    (error) => this.logger.warn(`Quarantine sweep failed: ${String(error)}`),
+  );
 
   constructor(
     private readonly health: TestHealthRepository,
@@ -24,21 +27,16 @@ export class QuarantineSweeper implements OnApplicationBootstrap, OnApplicationS
   ) {}
 
   onApplicationBootstrap(): void {
-    this.timer = setInterval(() => {
-      this.sweep().catch((error: unknown) => this.logger.warn(`Quarantine sweep failed: ${String(error)}`));
-    }, SWEEP_MS);
-    this.timer.unref();
+    this.periodic.start(SWEEP_MS);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    clearInterval(this.timer);
-    await this.running?.catch(() => undefined);
+  onApplicationShutdown(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One sweep (until nothing is due): how many quarantines it ended. */
   sweep(): Promise<number> {
-    this.running ??= this.sweepAll().finally(() => (this.running = undefined));
-    return this.running;
+    return this.periodic.run();
   }
 
   private async sweepAll(): Promise<number> {
