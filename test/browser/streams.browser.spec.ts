@@ -1,4 +1,5 @@
 import { type Page } from 'playwright-core';
+import { eventually } from '../support/http.js';
 import { type ApiCall, WebHarness, WIDTHS } from './harness.js';
 
 /**
@@ -204,12 +205,15 @@ describe('Runs by outcome and by stream, in the browser', () => {
     // The trend of the stream: its y axis fits, a hover tells the run, a click opens it.
     const chart = page.locator('.chart .u-over');
     await chart.waitFor();
-    const box = (await chart.boundingBox())!;
-    await page.mouse.move(box.x + box.width - 3, box.y + box.height / 2);
+    // The chart is drawn again when the theme or the width changes: measure it once it is there,
+    // and point through the locator, which finds the chart drawn last.
+    const box = await eventually(async () => (await chart.boundingBox()) ?? undefined);
+    const edge = { x: box.width - 3, y: box.height / 2 };
+    await chart.hover({ position: edge });
     const tip = page.locator('.chart-tip');
     await tip.waitFor();
     expect(await tip.textContent()).toContain('nightly #1208');
-    await page.mouse.click(box.x + box.width - 3, box.y + box.height / 2);
+    await chart.click({ position: edge });
     await page.waitForURL(new RegExp(`/runs/${latest}$`));
 
     // A stream with no runs, and a project of one stream.
