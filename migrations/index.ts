@@ -28,6 +28,7 @@ import { SignatureRecount1795820000000 } from './1795820000000-SignatureRecount.
 import { PendingNotifications1795830000000 } from './1795830000000-PendingNotifications.js';
 import { TestHealthWithoutForeignKey1795840000000 } from './1795840000000-TestHealthWithoutForeignKey.js';
 import { TestCaseIdentityFirst1795850000000 } from './1795850000000-TestCaseIdentityFirst.js';
+import { TestHealthLastFailedByDay1795860000000 } from './1795860000000-TestHealthLastFailedByDay.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -61,4 +62,5 @@ export const MIGRATIONS = [
   PendingNotifications1795830000000,
   TestHealthWithoutForeignKey1795840000000,
   TestCaseIdentityFirst1795850000000,
+  TestHealthLastFailedByDay1795860000000,
 ];

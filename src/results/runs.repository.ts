@@ -15,11 +15,15 @@ export const CURSOR_SORTS: readonly TestSortField[] = ['suite', 'name', 'id'];
 /** A test's health as a list filters it (src/stability/flakiness.ts). */
 export type TestState = 'HEALTHY' | 'FAILING' | 'FLAKY' | 'QUARANTINED';
 
-/** The sort fields kept in test_health (src/stability/), each as its column, nulls last either way. */
-const HEALTH_SORTS: Partial<Record<TestSortField, string>> = {
-  flakeRate: 'h.flake_rate',
-  lastFailedAt: 'h.last_failed_at',
-  firstSeenAt: 'h.first_seen_at',
+/**
+ * The sort fields kept in test_health (src/stability/), each as its columns, nulls last either way. The last failure
+ * sorts by its day first, the column ix_test_health_last_failed_day holds (migration
+ * TestHealthLastFailedByDay): the same order, read a day at a time from the index and sorted within it.
+ */
+const HEALTH_SORTS: Partial<Record<TestSortField, string[]>> = {
+  flakeRate: ['h.flake_rate'],
+  lastFailedAt: ['h.last_failed_day', 'h.last_failed_at'],
+  firstSeenAt: ['h.first_seen_at'],
 };
 
 /**
@@ -432,10 +436,14 @@ export class RunsRepository {
   ): Promise<[TestCaseRow[], number]> {
     const keys = testKeyOrder(page.sort);
     const health = by.states !== undefined || keys.some((k) => HEALTH_SORTS[k.field]);
-    const column = (field: TestSortField) =>
-      HEALTH_SORTS[field] ?? (health && field === 'id' ? 'h.test_id' : `t.${field}`);
     const order = keys
-      .map((k) => `${column(k.field)} ${k.direction}${HEALTH_SORTS[k.field] ? ' NULLS LAST' : ''}`)
+      .map((k) => {
+        const columns = HEALTH_SORTS[k.field];
+        if (columns) {
+          return columns.map((c) => `${c} ${k.direction} NULLS LAST`).join(', ');
+        }
+        return `${health && k.field === 'id' ? 'h.test_id' : `t.${k.field}`} ${k.direction}`;
+      })
       .join(', ');
     const params: unknown[] = [projectId];
     const filters: string[] = [];
@@ -502,7 +510,7 @@ export class RunsRepository {
               h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
          FROM (SELECT ${health ? 'h.test_id' : 't.id'} AS id
-                 FROM ${source('h.test_id, h.flake_rate, h.last_failed_at, h.first_seen_at')}${filters.map((f) => ` AND ${f}`).join('')}
+                 FROM ${source('h.test_id, h.flake_rate, h.last_failed_day, h.last_failed_at, h.first_seen_at')}${filters.map((f) => ` AND ${f}`).join('')}
                 ORDER BY ${order} LIMIT $${params.length - 1} OFFSET $${params.length}) p
          JOIN test_cases t ON t.id = p.id
          LEFT JOIN test_health h ON h.test_id = t.id

@@ -391,16 +391,17 @@ describe('The statement timeout (SVC_DB_STATEMENT_TIMEOUT)', () => {
     }
   }
 
-  it('is set on every pooled connection, with JIT off', async () => {
+  it('is set on every pooled connection, with JIT off and random reads priced for a cache', async () => {
     const settings = await Promise.all(
       Array.from({ length: 5 }, () =>
         svc.dataSource.query(
-          `SELECT current_setting('statement_timeout') AS timeout, current_setting('jit') AS jit`,
+          `SELECT current_setting('statement_timeout') AS timeout, current_setting('jit') AS jit,
+                  current_setting('random_page_cost') AS "randomPageCost"`,
         ),
       ),
     );
     for (const [row] of settings) {
-      expect(row).toEqual({ timeout: '1s', jit: 'off' });
+      expect(row).toEqual({ timeout: '1s', jit: 'off', randomPageCost: '1.1' });
     }
   });
 

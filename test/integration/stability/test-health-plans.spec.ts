@@ -1,0 +1,152 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../../src/database/data-source-options.js';
+import { RunsRepository } from '../../../src/results/runs.repository.js';
+import { type TestHealth, newHealth } from '../../../src/stability/flakiness.js';
+import { TestHealthRepository } from '../../../src/stability/test-health.repository.js';
+import { createTestDatabase, TestDatabase } from '../../support/database.js';
+
+/** The plan of every node in an EXPLAIN (FORMAT JSON) answer, flattened. */
+function nodes(plan: { Plans?: unknown[] } & Record<string, unknown>): Record<string, unknown>[] {
+  return [plan, ...((plan.Plans ?? []) as (typeof plan)[]).flatMap(nodes)];
+}
+
+/**
+ * How PostgreSQL runs the results writer's statements on test health over an installation's worth of it: a batch's
+ * tests are found by index probes, whatever the number of rows of every project in test_health. Planned with the
+ * service's own connection settings (data-source-options.ts), on real statistics.
+ */
+describe('test health statements, planned on a big table', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  const TESTS = 40_000;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
+    // Two other projects' tests (test_health has no foreign key: rows alone are enough for the planner).
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, last_status, last_run_id, state, last_failed_at)
+       SELECT i, 1001 + i / 20000, decode(repeat('00112233445566778899aabbccddee', 3), 'hex'), 3, 'PASSED', 5, 'HEALTHY',
+              CASE WHEN i % 10 = 3 THEN now() END
+         FROM generate_series(1, $1::int) i`,
+      [TESTS],
+    );
+    await db.query('VACUUM ANALYZE test_health');
+  }, 120_000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  it("stores a batch's health through index probes, not a hash of the whole table", async () => {
+    const repository = new TestHealthRepository(db);
+    // 650 failing tests of one project, as an import's finish stores them a slice at a time.
+    const ids = Array.from({ length: 650 }, (_, i) => String(20_003 + i * 10));
+    const versions: { test_id: string; v: string }[] = await db.query(
+      'SELECT test_id, xmin::text AS v FROM test_health WHERE test_id = ANY($1::bigint[])',
+      [ids],
+    );
+    const health: TestHealth = {
+      ...newHealth(new Date()),
+      entries: [{ run: '9', bits: 0x22, stream: '0', commit: '0' }],
+      runs: 1,
+      lastStatus: 'FAILED',
+      lastRunId: '9',
+      lastFailedAt: new Date(),
+      state: 'FAILING',
+    };
+    // The statement as the repository sends it, caught on its way and explained instead.
+    const sent: { sql: string; params: unknown[] }[] = [];
+    const recorder = {
+      query: (sql: string, params: unknown[]) => {
+        sent.push({ sql, params });
+        return Promise.resolve([[], 0]);
+      },
+    };
+    await repository.update(
+      recorder,
+      ids.map((testId) => ({ testId, health, before: health })),
+      new Map(versions.map((r) => [String(r.test_id), r.v])),
+    );
+    expect(sent).toHaveLength(1);
+    const [
+      {
+        'QUERY PLAN': [plan],
+      },
+    ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await db.transaction((tx) =>
+      tx.query(`EXPLAIN (FORMAT JSON) ${sent[0].sql}`, sent[0].params),
+    );
+    const all = nodes(plan.Plan);
+    const onTable = all.filter(
+      (n) => n['Relation Name'] === 'test_health' && n['Node Type'] !== 'ModifyTable',
+    );
+    expect(onTable.map((n) => [n['Node Type'], n['Index Name']])).toEqual([
+      ['Index Scan', 'test_health_pkey'],
+    ]);
+    expect(all.some((n) => n['Node Type'] === 'Hash')).toBe(false);
+  });
+
+  it("keeps a failing test's update HOT while it fails again the same day (no index holds the instant)", async () => {
+    const repository = new TestHealthRepository(db);
+    const ids = Array.from({ length: 100 }, (_, i) => String(30_003 + i * 10));
+    const failing = (at: Date): TestHealth => ({
+      ...newHealth(new Date('2026-01-01T00:00:00Z')),
+      entries: [{ run: '9', bits: 0x22, stream: '0', commit: '0' }],
+      runs: 1,
+      lastStatus: 'FAILED',
+      lastRunId: '9',
+      lastFailedAt: at,
+      state: 'FAILING',
+    });
+    const hot = await db.transaction(async (tx) => {
+      // The first failure of the day moves the indexed day; the next two move only the instant.
+      for (const at of ['2026-03-02T01:00:00Z', '2026-03-02T05:00:00Z', '2026-03-02T09:30:00Z']) {
+        const rows = ids.map((testId) => ({
+          testId,
+          health: failing(new Date(at)),
+          before: failing(new Date(0)),
+        }));
+        expect(await repository.update(tx, rows)).toEqual([]);
+      }
+      const [counts]: { updated: string; hot: string }[] = await tx.query(
+        `SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables WHERE relname = 'test_health'`,
+      );
+      return { updated: Number(counts.updated), hot: Number(counts.hot) };
+    });
+    expect(hot.updated).toBe(300);
+    expect(hot.hot).toBeGreaterThanOrEqual(200);
+  });
+
+  it('lists tests by last failure across days, newest first, the never failed last', async () => {
+    const [{ id: projectId }]: { id: string }[] = await db.query(
+      `INSERT INTO projects (key, name) VALUES ('LF', 'last failed') RETURNING id`,
+    );
+    // Ids past the synthetic rows above.
+    await db.query(`SELECT setval(pg_get_serial_sequence('test_cases', 'id'), 100000)`);
+    const cases: { id: string }[] = await db.query(
+      `INSERT INTO test_cases (project_id, identity, suite, name)
+       SELECT $1, md5('lf' || g)::uuid, 'S', 'test ' || g FROM generate_series(1, 12) g RETURNING id`,
+      [projectId],
+    );
+    // Three days, several failures a day (hours out of order with the ids), and tests that never failed.
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, runs, last_status, state, last_failed_at)
+       SELECT c.id, $1, 2, 'PASSED', 'HEALTHY',
+              CASE WHEN n % 4 = 0 THEN NULL
+                   ELSE timestamptz '2026-03-01T00:00:00Z' + make_interval(days => (n % 3)::int, hours => ((n * 7) % 24)::int) END
+         FROM unnest($2::bigint[]) WITH ORDINALITY AS c(id, n)`,
+      [projectId, cases.map((c) => c.id)],
+    );
+    const expected: { id: string }[] = await db.query(
+      `SELECT test_id AS id FROM test_health WHERE project_id = $1 ORDER BY last_failed_at DESC NULLS LAST, test_id`,
+      [projectId],
+    );
+    const [page] = await new RunsRepository(db).listTests(
+      String(projectId),
+      {},
+      { page: 0, size: 50, offset: 0, sort: [{ field: 'lastFailedAt', direction: 'DESC' }] },
+    );
+    expect(page.map((t) => t.id)).toEqual(expected.map((r) => String(r.id)));
+    expect(page.at(-1)!.lastFailedAt).toBeNull();
+  });
+});
