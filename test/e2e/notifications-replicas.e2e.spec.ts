@@ -61,10 +61,14 @@ describe('Webhook deliveries across two replicas', () => {
       ]);
       runs.push(run.id);
     }
+    // Not a timed assertion: a minute for 12 deliveries on a machine the rest of the suite loads (two replicas in
+    // one Jest worker); the states are told should they not all arrive.
     await eventually(async () => {
       const states = await deliveryStates(a, hook.id);
       return states.length === 12 && states.every((s) => s.status === 'DELIVERED') ? true : undefined;
-    }, 30_000);
+    }, 60_000).catch(async (error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(await deliveryStates(a, hook.id))}`);
+    });
     // A ping last, as a barrier: once it has arrived, nothing sent before it is still on its way.
     await post(b, `/api/webhooks/${hook.id}/test`).expect(202);
     await eventually(async () =>
@@ -75,7 +79,7 @@ describe('Webhook deliveries across two replicas', () => {
     expect(runIds.sort((x, y) => x - y)).toEqual(runs);
     expect(new Set(got.map((r) => r.headers['webhook-id'])).size).toBe(12);
     expect((await deliveryStates(a, hook.id)).every((s) => s.attempts === 1)).toBe(true);
-  }, 90_000);
+  }, 120_000);
 });
 
 /**

@@ -142,12 +142,14 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     expect(changed.body.secret).toBeUndefined();
     await as(maintainer).delete(`/api/webhooks/${created.id}`).expect(204);
     await as(maintainer).get(`/api/webhooks/${created.id}`).expect(404);
-    const audit: { type: string }[] = await svc.dataSource.query(
-      `SELECT type FROM audit_events WHERE type LIKE 'WEBHOOK_%' ORDER BY id`,
-    );
-    expect(audit.map((a) => a.type)).toEqual(
-      expect.arrayContaining(['WEBHOOK_CREATED', 'WEBHOOK_UPDATED', 'WEBHOOK_DELETED']),
-    );
+    // Audit records are written after the answer (AUDIT_EVENT): each comes, in order.
+    const audit = await eventually(async () => {
+      const rows: { type: string }[] = await svc.dataSource.query(
+        `SELECT type FROM audit_events WHERE type LIKE 'WEBHOOK_%' ORDER BY id`,
+      );
+      return rows.length >= 3 ? rows.map((a) => a.type) : undefined;
+    });
+    expect(audit).toEqual(expect.arrayContaining(['WEBHOOK_CREATED', 'WEBHOOK_UPDATED', 'WEBHOOK_DELETED']));
   });
 
   it('refuses a bad URL, an unknown event and an empty list with 400 naming it; hides another project and needs MAINTAINER', async () => {
