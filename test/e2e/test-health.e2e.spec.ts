@@ -301,6 +301,58 @@ describe('Test health: flaky tests and quarantine', () => {
     );
   });
 
+  it("finds an import's quiet tests while its report is read, and writes every test its finish changes", async () => {
+    /** A TestNG report of these attempts (in order: a retried one's earlier attempts first), started at `at`. */
+    const testng = (at: string, methods: [name: string, status: 'PASS' | 'FAIL', retried?: boolean][]) =>
+      request(svc.url)
+        .post(`/api/import/testng?projectId=${projectId}&runName=ahead`)
+        .set('Authorization', `Bearer ${reporter}`)
+        .set('Content-Type', 'application/xml')
+        .send(
+          `<?xml version="1.0"?><testng-results><suite name="s"><test name="t"><class name="Ahead">${methods
+            .map(
+              ([name, status, retried]) =>
+                `<test-method name="${name}" status="${status}"${retried ? ' retried="true"' : ''} duration-ms="1" started-at="${at}"/>`,
+            )
+            .join('')}</class></test></suite></testng-results>`,
+        )
+        .expect(201);
+    const version = async (name: string) =>
+      (
+        await svc.dataSource.query(
+          `SELECT h.xmin::text AS v FROM test_health h JOIN test_cases t ON t.id = h.test_id
+            WHERE t.project_id = $1 AND t.name = $2`,
+          [projectId, name],
+        )
+      )[0].v as string;
+    for (const day of ['2026-11-20', '2026-11-21']) {
+      await testng(`${day}T10:00:00Z`, [
+        ['ahead steady', 'PASS'],
+        ['ahead retried', 'PASS'],
+      ]);
+    }
+    const steadyBefore = await version('ahead steady');
+    // Both steady, both first met as passes: found quiet while the report is read. The second's last attempt fails
+    // (its earlier, passing one was the first the import met): its outcome is no plain pass, so it is written.
+    await testng('2026-11-22T10:00:00Z', [
+      ['ahead steady', 'PASS'],
+      ['ahead retried', 'PASS', true],
+      ['ahead retried', 'FAIL'],
+    ]);
+    expect(await version('ahead steady')).toBe(steadyBefore);
+    expect(await testNamed(projectId, 'ahead steady')).toEqual(
+      expect.objectContaining({ runs: 3, state: 'HEALTHY', lastStatus: 'PASSED' }),
+    );
+    expect(await testNamed(projectId, 'ahead retried')).toEqual(
+      expect.objectContaining({ runs: 3, flaky: true, state: 'FLAKY', lastStatus: 'FAILED' }),
+    );
+    // A report whose tests ran before the steady test was first seen (its start comes with the report's end): not
+    // quiet after all, its first seen moves back.
+    await testng('2026-11-01T08:00:00Z', [['ahead steady', 'PASS']]);
+    expect(await version('ahead steady')).not.toBe(steadyBefore);
+    expect((await testNamed(projectId, 'ahead steady')).firstSeenAt).toBe('2026-11-01T08:00:00.000Z');
+  });
+
   it('quarantines a flaky test automatically, releases it after passing runs, and again only after a new failure', async () => {
     const project = (await api(owner).post('/api/projects', { key: 'HAUTO', name: 'Auto' }).expect(201)).body
       .id;

@@ -1,4 +1,4 @@
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { RunsRepository } from '../../../src/results/runs.repository.js';
 import { type TestHealth, newHealth } from '../../../src/stability/flakiness.js';
@@ -62,7 +62,7 @@ describe('test health statements, planned on a big table', () => {
         sent.push({ sql, params });
         return Promise.resolve([[], 0]);
       },
-    };
+    } as unknown as Pick<EntityManager, 'query'>;
     await repository.update(
       recorder,
       ids.map((testId) => ({ testId, health, before: health })),
