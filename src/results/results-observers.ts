@@ -40,6 +40,16 @@ export interface TestOutcome {
 }
 
 /**
+ * The outcomes a write settled, as observers read them: a V1/V2 batch's are an array; a whole run's (an import's
+ * finish: every test of a report, a million of them at times) are made a slice at a time as they are read, from
+ * what the writer kept of each test (a number or two), rather than held all at once as objects.
+ */
+export interface OutcomeList extends Iterable<TestOutcome> {
+  readonly length: number;
+  slice(start?: number, end?: number): TestOutcome[];
+}
+
+/**
  * Results deleted by one batch of the purge (src/retention/): a run removed by the retention cleanup or by
  * `DELETE /api/runs/{id}`. The runs' rows are gone already (no read by run finds them, and reads of a test's results
  * leave out the runs still in `run_purges`); these are the runs whose results the batch deleted, and every test case
@@ -101,7 +111,7 @@ export interface ResultsObserver {
   outcomesSettled?(
     tx: EntityManager,
     run: RunRef,
-    outcomes: readonly TestOutcome[],
+    outcomes: OutcomeList,
   ): Promise<AfterCommit | undefined | void>;
   /**
    * A batch of results deleted (see DeletedResults), inside the batch's transaction: the observer recounts what it
@@ -151,11 +161,7 @@ export class ResultsObservers {
   }
 
   /** Every observer's outcomesSettled, in order; what they answered to do after the commit. */
-  async outcomesSettled(
-    tx: EntityManager,
-    run: RunRef,
-    outcomes: readonly TestOutcome[],
-  ): Promise<AfterCommit[]> {
+  async outcomesSettled(tx: EntityManager, run: RunRef, outcomes: OutcomeList): Promise<AfterCommit[]> {
     const after: AfterCommit[] = [];
     if (!outcomes.length) {
       return after;

@@ -16,10 +16,11 @@ import {
   noRunCounts,
   planAttempts,
 } from './attempts.js';
-import type { ResultStatus } from './entities.js';
+import { RESULT_STATUSES, type ResultStatus } from './entities.js';
 import type { ResultInput, RunCounts } from './result-input.js';
 import {
   type AfterCommit,
+  type OutcomeList,
   type RunRef,
   ResultsObservers,
   type StoredResult,
@@ -547,13 +548,14 @@ export class ResultsWriter {
     // Attempts: nobody else writes this run before the commit, so a test's first row is stored as its outcome and
     // any later row of it as a further attempt; the tests with several rows are set right once, at the finish.
     // (Test ids as numbers: small integers, held as such by a Set.)
-    const seen = new Set<number>();
+    // Each test of the run so far, with its first status (its outcome, unless it was repeated) and whether this
+    // run's transaction inserted its test case (no state derived from it exists yet: see TestOutcome), as one
+    // small integer (FirstSeen): a report of 1,000,000 tests holds one entry a test, not three.
+    const first = new Map<number, number>();
     const repeated = new Set<number>();
-    // For the observers of outcomes: each test's first status (its outcome, unless it was repeated).
-    const firstStatus = this.observers.wantOutcomes ? new Map<number, ResultStatus>() : undefined;
-    // The test cases this run's transaction inserted (no state derived from them exists yet: see TestOutcome).
-    const created = new Set<number>();
-    const addCreated = (id: string) => created.add(Number(id));
+    // The test cases the batch being added inserted (a test case is inserted by the batch that first meets it).
+    let batchCreated = new Set<number>();
+    const addCreated = (id: string) => batchCreated.add(Number(id));
     // With repeatsAreTests: how many tests of one suite and name the run has so far, for those with more than one.
     const occurrences = new Map<number, number>();
     let firstId: string | undefined;
@@ -591,6 +593,7 @@ export class ResultsWriter {
         await beforeLast;
         formatStripped += stripFormatCharactersOf(items);
         const batchLearned: LearnedTestCase[] = [];
+        batchCreated = new Set<number>();
         let testIds: string[];
         let ids: string[];
         try {
@@ -604,7 +607,7 @@ export class ResultsWriter {
               run.projectId,
               items,
               testIds,
-              seen,
+              first,
               occurrences,
               addCreated,
               () => last,
@@ -624,9 +627,8 @@ export class ResultsWriter {
         counts.attempts += items.length;
         for (let i = 0; i < items.length; i++) {
           const testId = Number(testIds[i]);
-          if (!seen.has(testId)) {
-            seen.add(testId);
-            firstStatus?.set(testId, items[i].status);
+          if (!first.has(testId)) {
+            first.set(testId, firstSeen(items[i].status, batchCreated.has(testId)));
             countOutcome(counts, items[i].status, 0, 1);
           } else {
             repeated.add(testId);
@@ -647,7 +649,7 @@ export class ResultsWriter {
           ? this.observers.resultsStored(
               run,
               items.map((input, i) =>
-                created.has(Number(testIds[i]))
+                batchCreated.has(Number(testIds[i]))
                   ? { id: ids[i], testId: testIds[i], input, created: true }
                   : { id: ids[i], testId: testIds[i], input },
               ),
@@ -670,23 +672,28 @@ export class ResultsWriter {
           : { delta: noRunCounts(), outcomes: [] };
         addUp(counts, settled.delta);
         let afterCommit: AfterCommit[] = [];
-        if (firstStatus) {
-          const outcomes: TestOutcome[] = settled.outcomes;
-          for (const o of outcomes) {
-            if (created.has(Number(o.testId))) {
+        if (this.observers.wantOutcomes) {
+          for (const o of settled.outcomes) {
+            if ((first.get(Number(o.testId)) ?? 0) & FIRST_CREATED) {
               o.created = true;
             }
           }
-          for (const [testId, status] of firstStatus) {
+          // The others as two typed arrays, each outcome made when an observer reads its slice.
+          const testIds = new Float64Array(first.size - repeated.size);
+          const codes = new Uint8Array(testIds.length);
+          let n = 0;
+          for (const [testId, code] of first) {
             if (!repeated.has(testId)) {
-              const outcome: TestOutcome = { testId: String(testId), status, otherStatuses: 0 };
-              if (created.has(testId)) {
-                outcome.created = true;
-              }
-              outcomes.push(outcome);
+              testIds[n] = testId;
+              codes[n++] = code;
             }
           }
-          afterCommit = await this.observers.outcomesSettled(tx, run, outcomes);
+          first.clear();
+          afterCommit = await this.observers.outcomesSettled(
+            tx,
+            run,
+            outcomeList(settled.outcomes, testIds, codes),
+          );
         }
         return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped, afterCommit };
       },
@@ -704,7 +711,7 @@ export class ResultsWriter {
     projectId: string,
     items: ResultInput[],
     testIds: string[],
-    seen: ReadonlySet<number>,
+    seen: Pick<ReadonlySet<number>, 'has'>,
     occurrences: Map<number, number>,
     created: (id: string) => void,
     beforeSavepoint: () => Promise<void>,
@@ -1010,5 +1017,50 @@ function toCounts(row: Record<string, number>): RunCounts {
     skipped: row.count_skipped,
     passedOnRetry: row.count_passed_on_retry,
     attempts: row.count_attempts,
+  };
+}
+
+/** A test's first status in a whole run (its index in RESULT_STATUSES), with FIRST_CREATED when the run created it. */
+const FIRST_CREATED = 8;
+
+function firstSeen(status: ResultStatus, created: boolean): number {
+  return RESULT_STATUSES.indexOf(status) | (created ? FIRST_CREATED : 0);
+}
+
+/**
+ * A whole run's outcomes (see OutcomeList): `settled` (its repeated tests, weighed), then the tests met once, from
+ * their ids and FirstSeen codes, made a slice at a time.
+ */
+function outcomeList(settled: TestOutcome[], testIds: Float64Array, codes: Uint8Array): OutcomeList {
+  const length = settled.length + testIds.length;
+  const make = (i: number): TestOutcome => {
+    if (i < settled.length) {
+      return settled[i];
+    }
+    const k = i - settled.length;
+    const outcome: TestOutcome = {
+      testId: String(testIds[k]),
+      status: RESULT_STATUSES[codes[k] & 7],
+      otherStatuses: 0,
+    };
+    if (codes[k] & FIRST_CREATED) {
+      outcome.created = true;
+    }
+    return outcome;
+  };
+  return {
+    length,
+    slice(start = 0, end = length) {
+      const out: TestOutcome[] = [];
+      for (let i = Math.max(0, start); i < Math.min(end, length); i++) {
+        out.push(make(i));
+      }
+      return out;
+    },
+    *[Symbol.iterator]() {
+      for (let i = 0; i < length; i++) {
+        yield make(i);
+      }
+    },
   };
 }

@@ -7,6 +7,7 @@ import type {
   AfterCommit,
   BatchWork,
   DeletedResults,
+  OutcomeList,
   ResultsObserver,
   RunRef,
   StoredResult,
@@ -122,7 +123,7 @@ export class StabilityObserver implements ResultsObserver {
   async outcomesSettled(
     tx: EntityManager,
     run: RunRef,
-    outcomes: readonly TestOutcome[],
+    outcomes: OutcomeList,
   ): Promise<AfterCommit | undefined> {
     const policy = await this.policies.get(tx, run.projectId);
     const known = await this.runOf(tx, run);
