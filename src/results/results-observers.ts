@@ -21,8 +21,6 @@ export interface StoredResult {
   id: string;
   testId: string;
   input: ResultInput;
-  /** The test case was inserted by this write's transaction (see TestOutcome.created). */
-  created?: boolean;
 }
 
 /** A test's outcome in a run once a write has settled it (see attempts.ts). */
@@ -99,10 +97,9 @@ export interface ResultsObserver {
    * A batch of results about to be stored (repeats of a UUID already stored are left out), given synchronously
    * while its inputs are at hand: the observer takes what it needs of them (the inputs are let go right after)
    * and answers the work to run once the batch's results are stored, or nothing. A whole-run writer (an import)
-   * runs that work after the batch's COPY, while the next batch is prepared (`wholeRun`: its outcomes are settled
-   * once, at its finish; work done here is done while the report is still being read).
+   * runs that work after the batch's COPY, while the next batch is prepared.
    */
-  resultsStored?(run: RunRef, batch: readonly StoredResult[], wholeRun: boolean): BatchWork | undefined;
+  resultsStored?(run: RunRef, batch: readonly StoredResult[]): BatchWork | undefined;
   /**
    * The outcomes of tests in the run after a write, for every test the write touched: each V1/V2 batch, or, for a
    * run written whole, every test of the run at its finish. Called after the batch's `resultsStored` work.
@@ -142,10 +139,10 @@ export class ResultsObservers {
   }
 
   /** The work of every observer for a batch (see ResultsObserver.resultsStored), or undefined when there is none. */
-  resultsStored(run: RunRef, batch: readonly StoredResult[], wholeRun = false): BatchWork | undefined {
+  resultsStored(run: RunRef, batch: readonly StoredResult[]): BatchWork | undefined {
     let works: BatchWork[] | undefined;
     for (const observer of this.observers) {
-      const work = observer.resultsStored?.(run, batch, wholeRun);
+      const work = observer.resultsStored?.(run, batch);
       if (work) {
         (works ??= []).push(work);
       }

@@ -383,11 +383,7 @@ export class ResultsWriter {
       const id = written.stored[k];
       storedIds[index] = id;
       if (id !== null) {
-        batch.push(
-          created.has(testIds[index])
-            ? { id, testId: testIds[index], input: items[index], created: true }
-            : { id, testId: testIds[index], input: items[index] },
-        );
+        batch.push({ id, testId: testIds[index], input: items[index] });
       }
     });
     // Derived state, in this transaction, before the run's row is locked by the counts (held to the commit).
@@ -648,12 +644,7 @@ export class ResultsWriter {
         const work = this.observers.wantResults
           ? this.observers.resultsStored(
               run,
-              items.map((input, i) =>
-                batchCreated.has(Number(testIds[i]))
-                  ? { id: ids[i], testId: testIds[i], input, created: true }
-                  : { id: ids[i], testId: testIds[i], input },
-              ),
-              true,
+              items.map((input, i) => ({ id: ids[i], testId: testIds[i], input })),
             )
           : undefined;
         beforeLast = last;

@@ -5,12 +5,10 @@ import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
 import type {
   AfterCommit,
-  BatchWork,
   DeletedResults,
   OutcomeList,
   ResultsObserver,
   RunRef,
-  StoredResult,
   TestOutcome,
 } from '../results/results-observers.js';
 import { FlakyPolicyCache } from './flaky-policy.cache.js';
@@ -35,14 +33,6 @@ const SLICE = 5000;
 const MAX_TRIES = 5;
 
 /**
- * What an import's batches found of their tests while the report was still being read (see resultsStored): the
- * quiet ones (test ids as numbers: a report's tests are many, and a Set holds small integers as they are).
- */
-interface Prefetched {
-  quiet: Set<number>;
-}
-
-/**
  * Test health as results are written (API.md, "Test health"): for each test a write settled, inside its
  * transaction, the test's kept state is read, the outcome applied (flakiness.ts) and the state stored: one SELECT of
  * the batch's rows and one UPDATE (plus one INSERT for tests seen for the first time). The UPDATE writes a row only
@@ -61,55 +51,12 @@ interface Prefetched {
  */
 @Injectable()
 export class StabilityObserver implements ResultsObserver {
-  /** An import's quiet tests found ahead, by its transaction (let go with it, should it fail first). */
-  private readonly prefetched = new WeakMap<EntityManager, Prefetched>();
-
   constructor(
     private readonly health: TestHealthRepository,
     private readonly policies: FlakyPolicyCache,
     private readonly events: EventEmitter2,
     private readonly notifications: NotificationOutbox,
   ) {}
-
-  /**
-   * A run written whole (an import) settles its outcomes once, at its finish, on its one connection, after the last
-   * COPY: reading there whether each of its tests is quiet (most of a re-run's) was a tenth of a re-import. So each
-   * batch looks for its quiet tests as it is stored, while the report is still being read (the connection waits for
-   * the parser meanwhile), taking its first status as the outcome (a plain pass when PASSED). At the finish a test
-   * found quiet whose outcome is still a plain pass is quiet; every other test is read as a V1 batch's are. The run's
-   * start comes with the report's end: tests first seen after it are looked up then (an index range, normally
-   * empty) and read too. A V1/V2 batch settles its outcomes right after this point: nothing to gain there.
-   * Found quiet early is found quiet on an older snapshot: a concurrent run's write that catches up such a test
-   * meanwhile is the race the class comment describes, over the import's length instead of a batch's.
-   */
-  resultsStored(run: RunRef, batch: readonly StoredResult[], wholeRun: boolean): BatchWork | undefined {
-    if (!wholeRun) {
-      return undefined;
-    }
-    const ids: string[] = [];
-    const plain: boolean[] = [];
-    const met = new Set<string>();
-    for (const r of batch) {
-      if (!r.created && !met.has(r.testId)) {
-        met.add(r.testId);
-        ids.push(r.testId);
-        plain.push(r.input.status === 'PASSED');
-      }
-    }
-    if (!ids.length) {
-      return undefined;
-    }
-    return async (tx) => {
-      let found = this.prefetched.get(tx);
-      if (!found) {
-        found = { quiet: new Set() };
-        this.prefetched.set(tx, found);
-      }
-      for (const id of await this.health.quietAmong(tx, ids, plain, String(run.id))) {
-        found.quiet.add(Number(id));
-      }
-    };
-  }
 
   /**
    * Results deleted by retention or a run's deletion (src/retention/): each test case that lost results has its
@@ -129,42 +76,15 @@ export class StabilityObserver implements ResultsObserver {
     const known = await this.runOf(tx, run);
     const now = new Date();
     const told: { testId: string; transitions: Transitions; health: TestHealth }[] = [];
-    const quiet = await this.quietAhead(tx, run, known.startedAt);
     // An import's finish gives every test of its run: a slice at a time, so that no statement carries 100,000 rows.
     for (let i = 0; i < outcomes.length; i += SLICE) {
-      let slice = outcomes.slice(i, i + SLICE);
-      if (quiet) {
-        slice = slice.filter((o) => !(quiet.has(Number(o.testId)) && plainPass(o)));
-      }
-      await this.settle(tx, run, slice, known, policy, now, told);
+      await this.settle(tx, run, outcomes.slice(i, i + SLICE), known, policy, now, told);
     }
     if (!told.length) {
       return undefined;
     }
     await this.owe(tx, run, told);
     return () => this.tell(run, told);
-  }
-
-  /**
-   * The quiet tests an import's batches found (see resultsStored), less those first seen after the run's start, or
-   * undefined when there are none.
-   */
-  private async quietAhead(
-    tx: EntityManager,
-    run: RunRef,
-    startedAt: Date,
-  ): Promise<Set<number> | undefined> {
-    const found = this.prefetched.get(tx);
-    if (!found) {
-      return undefined;
-    }
-    this.prefetched.delete(tx);
-    if (found.quiet.size) {
-      for (const id of await this.health.firstSeenAfter(tx, run.projectId, startedAt)) {
-        found.quiet.delete(Number(id));
-      }
-    }
-    return found.quiet;
   }
 
   /**

@@ -55,16 +55,6 @@ const PASSED = STATUS_BITS.PASSED;
 /** The largest run id 6 bytes hold. */
 const MAX_RUN = 2 ** 48 - 1;
 
-/**
- * Whether the row `t` of the test `k` (k.plain: its outcome is a plain pass) is quiet (see `read`), for the run $3
- * started at $4 (NULL: not weighed against the start, see `quietAmong`).
- */
-const QUIET_SQL = `(k.plain AND t.q_since IS NULL AND NOT t.flaky AND t.last_status = 'PASSED' AND t.runs >= 2
-    AND t.last_run_id < $3::bigint AND ($4::timestamptz IS NULL OR t.first_seen_at <= $4)
-    AND (t.last_failed_at IS NULL
-         OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(t.win) - 1, ${ENTRY}) i
-                         WHERE get_byte(t.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4})))`;
-
 /** A window as stored (read with a plain loop: the window is most of what a batch reads). */
 function entriesOf(win: Buffer): WindowEntry[] {
   const entries: WindowEntry[] = new Array<WindowEntry>(win.length / ENTRY);
@@ -242,7 +232,12 @@ export class TestHealthRepository {
       `SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}
          FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
          LEFT JOIN LATERAL (
-          SELECT t.xmin::text AS version, ${COLUMNS_OF_T}, ${QUIET_SQL} AS quiet
+          SELECT t.xmin::text AS version, ${COLUMNS_OF_T},
+                 (k.plain AND t.q_since IS NULL AND NOT t.flaky AND t.last_status = 'PASSED' AND t.runs >= 2
+                  AND t.last_run_id < $3::bigint AND t.first_seen_at <= $4
+                  AND (t.last_failed_at IS NULL
+                       OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(t.win) - 1, ${ENTRY}) i
+                                       WHERE get_byte(t.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4}))) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
         WHERE h.quiet IS NOT TRUE`,
@@ -260,37 +255,6 @@ export class TestHealthRepository {
       }
     }
     return { quiet, stored, versions };
-  }
-
-  /**
-   * The quiet tests among `testIds` as `read` tells them, but for the start of the run, not known yet (an import
-   * learns it from the report's end): the caller leaves out those `firstSeenAfter` that start. Only their ids are
-   * answered (nothing is held of the others, which are read when their outcomes are settled).
-   */
-  async quietAmong(
-    tx: Pick<EntityManager, 'query'>,
-    testIds: readonly string[],
-    plain: readonly boolean[],
-    run: string,
-  ): Promise<string[]> {
-    const rows: { test_id: string }[] = await tx.query(
-      `SELECT k.id AS test_id
-         FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
-        CROSS JOIN LATERAL (
-          SELECT ${QUIET_SQL} AS quiet FROM test_health t WHERE t.test_id = k.id LIMIT 1) h
-        WHERE h.quiet`,
-      [testIds, plain, run, null],
-    );
-    return rows.map((r) => String(r.test_id));
-  }
-
-  /** The project's tests first seen after `at` (by ix_test_health_first_seen: normally none). */
-  async firstSeenAfter(tx: Pick<EntityManager, 'query'>, projectId: string, at: Date): Promise<string[]> {
-    const rows: { test_id: string }[] = await tx.query(
-      'SELECT test_id FROM test_health WHERE project_id = $1 AND first_seen_at > $2',
-      [projectId, at],
-    );
-    return rows.map((r) => String(r.test_id));
   }
 
   /**

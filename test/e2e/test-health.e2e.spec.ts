@@ -301,7 +301,7 @@ describe('Test health: flaky tests and quarantine', () => {
     );
   });
 
-  it("finds an import's quiet tests while its report is read, and writes every test its finish changes", async () => {
+  it("leaves an import's plain passes of steady tests unwritten, and writes every test its finish changes", async () => {
     /** A TestNG report of these attempts (in order: a retried one's earlier attempts first), started at `at`. */
     const testng = (at: string, methods: [name: string, status: 'PASS' | 'FAIL', retried?: boolean][]) =>
       request(svc.url)
@@ -332,8 +332,8 @@ describe('Test health: flaky tests and quarantine', () => {
       ]);
     }
     const steadyBefore = await version('ahead steady');
-    // Both steady, both first met as passes: found quiet while the report is read. The second's last attempt fails
-    // (its earlier, passing one was the first the import met): its outcome is no plain pass, so it is written.
+    // Both steady, both first met as passes. The second's last attempt fails (its earlier, passing one is the first
+    // the import meets): its outcome is no plain pass, so it is written.
     await testng('2026-11-22T10:00:00Z', [
       ['ahead steady', 'PASS'],
       ['ahead retried', 'PASS', true],
@@ -346,8 +346,8 @@ describe('Test health: flaky tests and quarantine', () => {
     expect(await testNamed(projectId, 'ahead retried')).toEqual(
       expect.objectContaining({ runs: 3, flaky: true, state: 'FLAKY', lastStatus: 'FAILED' }),
     );
-    // A report whose tests ran before the steady test was first seen (its start comes with the report's end): not
-    // quiet after all, its first seen moves back.
+    // A report whose tests ran before the steady test was first seen (its start comes with the report's end): its
+    // pass is written, and its first seen moves back.
     await testng('2026-11-01T08:00:00Z', [['ahead steady', 'PASS']]);
     expect(await version('ahead steady')).not.toBe(steadyBefore);
     expect((await testNamed(projectId, 'ahead steady')).firstSeenAt).toBe('2026-11-01T08:00:00.000Z');
