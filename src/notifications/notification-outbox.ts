@@ -74,7 +74,8 @@ export class NotificationOutbox {
   }
 
   /**
-   * Announces the owed events in `scope` that no other transaction holds: each composed from what is committed now,
+   * Announces the owed events in `scope` (once another transaction holding them is done: see PendingRepository.claim;
+   * the sweep passes over those): each composed from what is committed now,
    * its deliveries and mail stored and its row deleted, in one transaction. A run's finish waits for its gate (its
    * run.finished carries it, and a FAILED one owes run.failed): until the gate is evaluated it stays owed, and the
    * sweep (`sweeping`), finding it still so, has what derives from the finished run done again first. Never throws:
@@ -100,7 +101,7 @@ export class NotificationOutbox {
   private async announceNow(scope: PendingScope, sweeping: boolean): Promise<number | null> {
     try {
       const { done, added } = await this.pending.transaction(async (tx) => {
-        const owed = await this.pending.claim(tx, scope);
+        const owed = await this.pending.claim(tx, scope, !sweeping);
         const done: string[] = [];
         let added = 0;
         for (const row of owed) {

@@ -39,10 +39,12 @@ export class PendingRepository {
   }
 
   /**
-   * The owed events in `scope` that no other transaction holds, locked for the caller's (FOR UPDATE SKIP LOCKED):
-   * another replica announcing the same run, or sweeping, takes the others or none.
+   * The owed events in `scope`, locked for the caller's transaction. An announcement after a commit (`wait`) waits
+   * for another transaction holding them: that one may be another replica's announcement leaving them owed (a second
+   * finish of the run, before its gate is evaluated), and passing over them there left them to the sweep, a minute
+   * or two later. The sweep passes over what others hold (SKIP LOCKED): those are being announced.
    */
-  async claim(tx: EntityManager, scope: PendingScope): Promise<PendingEvent[]> {
+  async claim(tx: EntityManager, scope: PendingScope, wait: boolean): Promise<PendingEvent[]> {
     const [column, value] =
       'runId' in scope
         ? ['run_id', scope.runId]
@@ -50,7 +52,7 @@ export class PendingRepository {
           ? ['test_id', scope.testId]
           : ['id', scope.id];
     return tx.query(
-      `SELECT ${COLUMNS} FROM pending_notifications WHERE ${column} = $1 ORDER BY id FOR UPDATE SKIP LOCKED`,
+      `SELECT ${COLUMNS} FROM pending_notifications WHERE ${column} = $1 ORDER BY id FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
       [value],
     );
   }

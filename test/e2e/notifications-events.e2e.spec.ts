@@ -1,4 +1,6 @@
+import pg from 'pg';
 import request from 'supertest';
+import { NotificationOutbox } from '../../src/notifications/notification-outbox.js';
 import { insertUser } from '../factories/user.factory.js';
 import { RunningApp, TestDeployment } from '../support/app.js';
 import { createProject, eventually, login } from '../support/http.js';
@@ -185,6 +187,34 @@ describe('Notifications: run.failed from the gate, failure.new from triage', () 
       [[one, two, three]],
     );
     expect(mails.map((m) => Number(m.run_id)).sort()).toEqual([one, two].sort());
+  });
+
+  it("announces a run's owed event that another replica's announcement held and left owed, without the sweep", async () => {
+    // Two finishes of one run on two replicas: the second one's announcement can claim the run's owed row while the
+    // first replica still evaluates the gate, and leave it owed (the gate is pending). The first replica's
+    // announcement, once its gate is stored, waits for that claim to end and announces it.
+    const finished = await run('held', { a: 'PASSED' });
+    const [{ id }]: { id: string }[] = await svc.dataSource.query(
+      `INSERT INTO pending_notifications (project_id, type, event_key, run_id)
+       VALUES ($1, 'run.finished', $2, $3) RETURNING id::text AS id`,
+      [projectId, `run.finished:held:${finished}`, finished],
+    );
+    const other = new pg.Client({ connectionString: svc.config.db.url });
+    await other.connect();
+    let announced: Promise<number | null>;
+    try {
+      await other.query('BEGIN');
+      await other.query('SELECT id FROM pending_notifications WHERE id = $1 FOR UPDATE', [id]);
+      announced = svc.app.get(NotificationOutbox).announce({ runId: String(finished) });
+      // Held meanwhile; then let go with the row left as it was (not a timed assertion: the outcome is checked).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await other.query('COMMIT');
+    } finally {
+      await other.end();
+    }
+    expect(await announced).toBe(1);
+    const left = await svc.dataSource.query('SELECT 1 FROM pending_notifications WHERE id = $1', [id]);
+    expect(left).toEqual([]);
   });
 });
 
