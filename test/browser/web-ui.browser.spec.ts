@@ -415,7 +415,10 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     await check(page, 'members');
 
     // A run that does not exist: the API's message, not a blank page.
+    // (The results' own read may fail first, with the same message, under the table's header: the page is the run's
+    // error once the run's read has failed.)
     await page.goto(`${ui.base}/runs/999999`);
+    await page.getByRole('heading', { name: 'Run not found' }).waitFor();
     await page.getByRole('alert').filter({ hasText: 'Run 999999 not found' }).waitFor();
     expect(await page.getByRole('table').count()).toBe(0);
     await check(page, 'run-not-found');
