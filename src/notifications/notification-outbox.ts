@@ -74,23 +74,23 @@ export class NotificationOutbox {
   }
 
   /**
-   * Announces the owed events in `scope` (once another transaction holding them is done: see PendingRepository.claim;
-   * the sweep passes over those): each composed from what is committed now,
+   * Announces the owed events in `scope` that no other transaction holds (`held: 'wait'`: once it is done, see
+   * PendingRepository.claim): each composed from what is committed now,
    * its deliveries and mail stored and its row deleted, in one transaction. A run's finish waits for its gate (its
    * run.finished carries it, and a FAILED one owes run.failed): until the gate is evaluated it stays owed, and the
    * sweep (`sweeping`), finding it still so, has what derives from the finished run done again first. Never throws:
    * what it could not announce stays owed, for the sweep. Answers how many owed events it announced, or null when
    * it failed.
    */
-  announce(scope: PendingScope, sweeping = false): Promise<number | null> {
+  announce(scope: PendingScope, sweeping = false, held: 'pass' | 'wait' = 'pass'): Promise<number | null> {
     // One at a time in a replica: an announcement holds a connection for its transaction and reads what it composes
     // with another, so a write that turned 30 tests flaky, announced side by side, took every connection of the
     // pool and waited for one more (each request then failed after the pool's 10 s). In turn, it takes two at most.
     // The sweep (one pass at a time already) does not queue behind an announcement waiting on a lock.
     if (sweeping) {
-      return this.announceNow(scope, sweeping);
+      return this.announceNow(scope, sweeping, 'pass');
     }
-    const mine = this.turn.then(() => this.announceNow(scope, sweeping));
+    const mine = this.turn.then(() => this.announceNow(scope, sweeping, held));
     this.turn = mine;
     return mine;
   }
@@ -98,10 +98,14 @@ export class NotificationOutbox {
   /** Announcements of this replica, each after the one before (see announce; announceNow never rejects). */
   private turn: Promise<unknown> = Promise.resolve();
 
-  private async announceNow(scope: PendingScope, sweeping: boolean): Promise<number | null> {
+  private async announceNow(
+    scope: PendingScope,
+    sweeping: boolean,
+    held: 'pass' | 'wait',
+  ): Promise<number | null> {
     try {
       const { done, added } = await this.pending.transaction(async (tx) => {
-        const owed = await this.pending.claim(tx, scope, !sweeping);
+        const owed = await this.pending.claim(tx, scope, held === 'wait');
         const done: string[] = [];
         let added = 0;
         for (const row of owed) {
@@ -186,7 +190,8 @@ export class NotificationOutbox {
   @OnEvent(RESULTS_EVENT, { async: true, promisify: true })
   async onResults(event: ResultsEvent): Promise<void> {
     if (event.event === 'run.finished') {
-      await this.announce({ runId: event.runId });
+      // A second finish of the run on another replica may hold its owed row (see PendingRepository.claim): waited for.
+      await this.announce({ runId: event.runId }, false, 'wait');
     }
   }
 

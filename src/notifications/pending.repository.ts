@@ -39,10 +39,11 @@ export class PendingRepository {
   }
 
   /**
-   * The owed events in `scope`, locked for the caller's transaction. An announcement after a commit (`wait`) waits
-   * for another transaction holding them: that one may be another replica's announcement leaving them owed (a second
-   * finish of the run, before its gate is evaluated), and passing over them there left them to the sweep, a minute
-   * or two later. The sweep passes over what others hold (SKIP LOCKED): those are being announced.
+   * The owed events in `scope`, locked for the caller's transaction; those another transaction holds are passed
+   * over (SKIP LOCKED: another replica announcing them, or the sweep), unless `wait`. A run's finish announces with
+   * `wait`: a second finish of the run on another replica may have claimed its row and, the gate not stored yet,
+   * leave it owed; passing over it there left it to the sweep, a minute or two later. The wait is bounded (5 s):
+   * what holds the row longer is the sweep, which announces it.
    */
   async claim(tx: EntityManager, scope: PendingScope, wait: boolean): Promise<PendingEvent[]> {
     const [column, value] =
@@ -51,6 +52,9 @@ export class PendingRepository {
         : 'testId' in scope
           ? ['test_id', scope.testId]
           : ['id', scope.id];
+    if (wait) {
+      await tx.query(`SET LOCAL lock_timeout = '5s'`);
+    }
     return tx.query(
       `SELECT ${COLUMNS} FROM pending_notifications WHERE ${column} = $1 ORDER BY id FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
       [value],

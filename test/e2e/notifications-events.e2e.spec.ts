@@ -201,18 +201,24 @@ describe('Notifications: run.failed from the gate, failure.new from triage', () 
     );
     const other = new pg.Client({ connectionString: svc.config.db.url });
     await other.connect();
-    let announced: Promise<number | null>;
+    let announced: Promise<void>;
     try {
       await other.query('BEGIN');
       await other.query('SELECT id FROM pending_notifications WHERE id = $1 FOR UPDATE', [id]);
-      announced = svc.app.get(NotificationOutbox).announce({ runId: String(finished) });
+      // The finishing replica's announcement, as its finish's event calls it.
+      announced = svc.app.get(NotificationOutbox).onResults({
+        projectId: String(projectId),
+        event: 'run.finished',
+        runId: String(finished),
+        data: {},
+      });
       // Held meanwhile; then let go with the row left as it was (not a timed assertion: the outcome is checked).
       await new Promise((resolve) => setTimeout(resolve, 300));
       await other.query('COMMIT');
     } finally {
       await other.end();
     }
-    expect(await announced).toBe(1);
+    await announced;
     const left = await svc.dataSource.query('SELECT 1 FROM pending_notifications WHERE id = $1', [id]);
     expect(left).toEqual([]);
   });
