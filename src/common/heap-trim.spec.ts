@@ -56,9 +56,10 @@ describe(HeapTrim.name, () => {
     // First a full collection (a trim without threshold, after some growth), so that no collection of what this
     // worker's earlier tests left runs in the middle of this one and moves the baseline.
     const settle = new HeapTrim(0, 1);
-    let garbage: { i: number; s: string }[][] = [Array.from({ length: 1000 }, (_, i) => ({ i, s: `${i}` }))];
+    let garbage: { i: number; s: string }[][] = [];
+    garbage.push(Array.from({ length: 1000 }, (_, i) => ({ i, s: `${i}` })));
     settle.step();
-    garbage = [];
+    garbage.length = 0;
     const trim = new HeapTrim(8 * MB, 1);
     for (let k = 0; k < 40; k++) {
       garbage.push(Array.from({ length: 10_000 }, (_, i) => ({ i, s: `item ${k}-${i}` })));
