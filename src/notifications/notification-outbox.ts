@@ -26,6 +26,13 @@ import { WebhooksRepository } from './webhooks.repository.js';
 export type FinishNotice = (run: RunDto) => Promise<NotifyEvent | undefined>;
 
 /**
+ * Who announces owed events: the replica that committed a change, right after it (`change`); the replica that
+ * finished a run, its gate stored (`finish`: waits for a claim another replica's announcement holds on the run's
+ * rows); the sweep of what is past its grace period (`sweep`).
+ */
+export type Announcer = 'change' | 'finish' | 'sweep';
+
+/**
  * The one way into notifications for every feature. A change owes its events durably: `owe(event, tx)` writes one
  * compact row (pending_notifications) in the change's own transaction, and right after the commit `announce` turns
  * it into the event's deliveries (one per subscribed active webhook) and its members' mail, and deletes it, in one
@@ -74,23 +81,23 @@ export class NotificationOutbox {
   }
 
   /**
-   * Announces the owed events in `scope` that no other transaction holds (`held: 'wait'`: once it is done, see
+   * Announces the owed events in `scope` that no other transaction holds (`by` 'finish': once it is done, see
    * PendingRepository.claim): each composed from what is committed now,
    * its deliveries and mail stored and its row deleted, in one transaction. A run's finish waits for its gate (its
    * run.finished carries it, and a FAILED one owes run.failed): until the gate is evaluated it stays owed, and the
-   * sweep (`sweeping`), finding it still so, has what derives from the finished run done again first. Never throws:
-   * what it could not announce stays owed, for the sweep. Answers how many owed events it announced, or null when
-   * it failed.
+   * sweep (`by` 'sweep'), finding it still so, has what derives from the finished run done again first. Never
+   * throws: what it could not announce stays owed, for the sweep. Answers how many owed events it announced, or null
+   * when it failed.
    */
-  announce(scope: PendingScope, sweeping = false, held: 'pass' | 'wait' = 'pass'): Promise<number | null> {
+  announce(scope: PendingScope, by: Announcer = 'change'): Promise<number | null> {
     // One at a time in a replica: an announcement holds a connection for its transaction and reads what it composes
     // with another, so a write that turned 30 tests flaky, announced side by side, took every connection of the
     // pool and waited for one more (each request then failed after the pool's 10 s). In turn, it takes two at most.
     // The sweep (one pass at a time already) does not queue behind an announcement waiting on a lock.
-    if (sweeping) {
-      return this.announceNow(scope, sweeping, 'pass');
+    if (by === 'sweep') {
+      return this.announceNow(scope, by);
     }
-    const mine = this.turn.then(() => this.announceNow(scope, sweeping, held));
+    const mine = this.turn.then(() => this.announceNow(scope, by));
     this.turn = mine;
     return mine;
   }
@@ -98,14 +105,11 @@ export class NotificationOutbox {
   /** Announcements of this replica, each after the one before (see announce; announceNow never rejects). */
   private turn: Promise<unknown> = Promise.resolve();
 
-  private async announceNow(
-    scope: PendingScope,
-    sweeping: boolean,
-    held: 'pass' | 'wait',
-  ): Promise<number | null> {
+  private async announceNow(scope: PendingScope, by: Announcer): Promise<number | null> {
+    const sweeping = by === 'sweep';
     try {
       const { done, added } = await this.pending.transaction(async (tx) => {
-        const owed = await this.pending.claim(tx, scope, held === 'wait');
+        const owed = await this.pending.claim(tx, scope, by === 'finish');
         const done: string[] = [];
         let added = 0;
         for (const row of owed) {
@@ -191,7 +195,7 @@ export class NotificationOutbox {
   async onResults(event: ResultsEvent): Promise<void> {
     if (event.event === 'run.finished') {
       // A second finish of the run on another replica may hold its owed row (see PendingRepository.claim): waited for.
-      await this.announce({ runId: event.runId }, false, 'wait');
+      await this.announce({ runId: event.runId }, 'finish');
     }
   }
 

@@ -47,7 +47,7 @@ export class PendingSweeper implements OnApplicationBootstrap, OnApplicationShut
     while (!this.periodic.stopped) {
       const due = await this.pending.due(this.config.notify.graceMs, SWEEP_LIMIT, failed);
       for (const id of due) {
-        const n = await this.outbox.announce({ id }, true);
+        const n = await this.outbox.announce({ id }, 'sweep');
         if (n === null) {
           failed.push(id);
         } else {

@@ -1031,7 +1031,7 @@ function outcomeList(settled: TestOutcome[], testIds: Float64Array, codes: Uint8
     const k = i - settled.length;
     const outcome: TestOutcome = {
       testId: String(testIds[k]),
-      status: RESULT_STATUSES[codes[k] & 7],
+      status: RESULT_STATUSES[codes[k] & ~FIRST_CREATED],
       otherStatuses: 0,
     };
     if (codes[k] & FIRST_CREATED) {
