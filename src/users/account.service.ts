@@ -193,8 +193,13 @@ export class AccountService implements OnApplicationShutdown {
     this.pending.add(done);
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  /** Resolves once the work owed after the answers given so far is done (shutdown waits for it). */
+  async settled(): Promise<void> {
     await Promise.allSettled([...this.pending]);
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.settled();
   }
 
   private audit(record: AuditRecord): void {
