@@ -86,6 +86,42 @@ describe('test health statements, planned on a big table', () => {
     expect(all.some((n) => n['Node Type'] === 'Hash')).toBe(false);
   });
 
+  it('reads a batch of close ids as one range of the primary key, not a scan of the whole table', async () => {
+    const repository = new TestHealthRepository(db);
+    // A V1 batch: 1,000 tests of one project, created together (ids close), every outcome a plain pass.
+    const ids = Array.from({ length: 1000 }, (_, i) => String(25_001 + i));
+    const sent: { sql: string; params: unknown[] }[] = [];
+    await db.transaction((tx) =>
+      repository.read(
+        {
+          query: (sql: string, params: unknown[]) => {
+            sent.push({ sql, params });
+            return tx.query(sql, params);
+          },
+        } as Pick<EntityManager, 'query'>,
+        ids,
+        ids.map(() => true),
+        '9',
+        new Date(),
+      ),
+    );
+    expect(sent).toHaveLength(1);
+    const [
+      {
+        'QUERY PLAN': [plan],
+      },
+    ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await db.transaction((tx) =>
+      tx.query(`EXPLAIN (FORMAT JSON) ${sent[0].sql}`, sent[0].params),
+    );
+    const onTable = nodes(plan.Plan).filter((n) => n['Relation Name'] === 'test_health');
+    expect(onTable.map((n) => [n['Node Type'], n['Index Name']])).toEqual([
+      ['Index Scan', 'test_health_pkey'],
+      ['Index Scan', 'test_health_pkey'],
+    ]);
+    expect(String(onTable[0]['Index Cond'])).toMatch(/test_id >= .* AND .*test_id <= /);
+    expect(nodes(plan.Plan).some((n) => n['Node Type'] === 'Hash')).toBe(false);
+  });
+
   it("keeps a failing test's update HOT while it fails again the same day (no index holds the instant)", async () => {
     const repository = new TestHealthRepository(db);
     const ids = Array.from({ length: 100 }, (_, i) => String(30_003 + i * 10));

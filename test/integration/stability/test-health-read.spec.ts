@@ -1,0 +1,168 @@
+import { DataSource, type EntityManager } from 'typeorm';
+import { dataSourceOptions } from '../../../src/database/data-source-options.js';
+import { type HealthRead, TestHealthRepository } from '../../../src/stability/test-health.repository.js';
+import { createTestDatabase, TestDatabase } from '../../support/database.js';
+
+type PlanNode = { Plans?: PlanNode[] } & Record<string, unknown>;
+
+/** Every node of a plan, flattened. */
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+/** A window entry's bytes (see migration TestHealth): run (6), bits (1), stream (4), commit (4). */
+function entry(run: number, bits: number): string {
+  return run.toString(16).padStart(12, '0') + bits.toString(16).padStart(2, '0') + '0'.repeat(16);
+}
+const PASS = 0x10;
+const FAIL = 0x22;
+const PASS_AFTER_FAILING = 0x12;
+
+/** The rows of every kind `read` tells apart, with whether each is quiet for a plain pass of run 100. */
+const KINDS: { kind: string; columns: string; quiet: boolean }[] = [
+  { kind: 'steady', columns: '', quiet: true },
+  {
+    kind: 'steady, failed before its window',
+    columns: `last_failed_at = now() - interval '90 days'`,
+    quiet: true,
+  },
+  {
+    kind: 'failed in its window',
+    columns: `last_failed_at = now(), win = decode('${entry(7, FAIL)}${entry(8, PASS)}', 'hex')`,
+    quiet: false,
+  },
+  {
+    kind: 'passed on a retry in its window',
+    columns: `last_failed_at = now(), win = decode('${entry(7, PASS_AFTER_FAILING)}${entry(8, PASS)}', 'hex')`,
+    quiet: false,
+  },
+  { kind: 'flaky', columns: `flaky = true, state = 'FLAKY', flake_rate = 0.5`, quiet: false },
+  { kind: 'quarantined', columns: `q_since = now(), q_reason = 'x', q_auto = false`, quiet: false },
+  { kind: 'failing', columns: `last_status = 'FAILED', state = 'FAILING'`, quiet: false },
+  { kind: 'one run', columns: `runs = 1, win = decode('${entry(8, PASS)}', 'hex')`, quiet: false },
+  { kind: 'written by a later run', columns: 'last_run_id = 150', quiet: false },
+  {
+    kind: 'first seen after the run started',
+    columns: `first_seen_at = now() + interval '1 hour'`,
+    quiet: false,
+  },
+];
+
+/**
+ * TestHealthRepository.read: the batch's tests as one range of the primary key (close ids: the common case) answer
+ * exactly what one probe a test answers, for every kind of row, for plain passes and other outcomes, for tests
+ * without a row, and with other tests' rows inside the range.
+ */
+describe('test health: the read of a batch', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  const RUN = '100';
+  const started = new Date(Date.now() + 60_000);
+  /** Ids 1 to 400, ten kinds in turn; every 13th has no row. */
+  const kindOf = (id: number) => KINDS[id % KINDS.length];
+  const hasRow = (id: number) => id % 13 !== 5;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, last_status, last_run_id, state, first_seen_at)
+       SELECT i, 1, decode($1, 'hex'), 3, 'PASSED', 9, 'HEALTHY', now() - interval '10 days'
+         FROM generate_series(1, 400) i WHERE i % 13 <> 5`,
+      [entry(7, PASS) + entry(8, PASS) + entry(9, PASS)],
+    );
+    for (const [k, { columns }] of KINDS.entries()) {
+      if (columns) {
+        await db.query(`UPDATE test_health SET ${columns} WHERE test_id % ${KINDS.length} = ${k}`);
+      }
+    }
+    await db.query('VACUUM ANALYZE test_health');
+  }, 60_000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  /** The statements `read` sends, and what it answers. */
+  async function read(ids: number[], plain: (id: number) => boolean) {
+    const repository = new TestHealthRepository(db);
+    const sent: string[] = [];
+    const answer = await db.transaction((tx) =>
+      repository.read(
+        {
+          query: (sql: string, params: unknown[]) => {
+            sent.push(sql);
+            return tx.query(sql, params);
+          },
+        } as Pick<EntityManager, 'query'>,
+        ids.map(String),
+        ids.map(plain),
+        RUN,
+        started,
+      ),
+    );
+    return { answer, sent };
+  }
+
+  /** What one probe a test answers (the repository's own path for scattered ids). */
+  async function probed(ids: number[], plain: (id: number) => boolean): Promise<HealthRead> {
+    const repository = new TestHealthRepository(db);
+    return db.transaction((tx) => repository['readEach'](tx, ids.map(String), ids.map(plain), RUN, started));
+  }
+
+  const comparable = (r: HealthRead) => ({
+    quiet: [...r.quiet].sort(),
+    stored: [...r.stored.entries()].sort(([a], [b]) => Number(a) - Number(b)),
+    versions: [...r.versions.entries()].sort(([a], [b]) => Number(a) - Number(b)),
+  });
+
+  it.each([
+    ['every outcome a plain pass', () => true],
+    ['every third outcome a failure', (id: number) => id % 3 !== 0],
+  ])('answers for a range of ids what a probe a test answers: %s', async (_name, plain) => {
+    // Every other id of 100 to 299: the range holds rows that are not the batch's.
+    const ids = Array.from({ length: 100 }, (_, i) => 100 + 2 * i);
+    const { answer, sent } = await read(ids, plain);
+    expect(sent[0]).toContain('BETWEEN');
+    expect(comparable(answer)).toEqual(comparable(await probed(ids, plain)));
+    // And it is right on its own: quiet exactly where the kind and the outcome say so, a test without a row
+    // neither quiet nor stored.
+    for (const id of ids) {
+      const quiet = hasRow(id) && plain(id) && kindOf(id).quiet;
+      expect([String(id), answer.quiet.has(String(id))]).toEqual([String(id), quiet]);
+      expect([String(id), answer.stored.has(String(id))]).toEqual([String(id), hasRow(id) && !quiet]);
+    }
+    expect(answer.stored.get('102')).toMatchObject({ runs: 3, lastStatus: 'PASSED' });
+  });
+
+  it('probes each test of a batch whose ids are far apart', async () => {
+    const ids = Array.from({ length: 40 }, (_, i) => 1 + i * 10);
+    const { answer, sent } = await read(ids, () => true);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).not.toContain('BETWEEN');
+    expect(comparable(answer)).toEqual(comparable(await probed(ids, () => true)));
+  });
+
+  it('reads the range with one scan of the primary key, and probes only the tests that are not quiet', async () => {
+    const { sent } = await read(
+      Array.from({ length: 100 }, (_, i) => 100 + i),
+      () => true,
+    );
+    const [
+      {
+        'QUERY PLAN': [plan],
+      },
+    ]: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await db.query(
+      `EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]}`,
+      ['100', '199', RUN, started],
+    );
+    const scans = nodes(plan.Plan).filter((n) => n['Relation Name'] === 'test_health');
+    expect(scans.map((n) => [n['Node Type'], n['Index Name'], n['Actual Loops']])).toEqual([
+      ['Index Scan', 'test_health_pkey', 1],
+      // One probe a test of the range that is not quiet (the steady kinds are 2 in 10; every 13th has no row).
+      ['Index Scan', 'test_health_pkey', expect.any(Number)],
+    ]);
+    expect(String(scans[0]['Index Cond'])).toMatch(/test_id >= .* AND .*test_id <= /);
+    expect(scans[1]['Actual Loops']).toBeLessThan(100);
+  });
+});
