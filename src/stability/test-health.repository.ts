@@ -289,9 +289,12 @@ export class TestHealthRepository {
     lo: number,
     hi: number,
   ): Promise<HealthRead> {
-    // The range's quiet tests come back as one array (the last row), the others each with its columns, by a probe
-    // each (the LIMIT keeps it so, as in readEach, where a guess of half the range would make it a hash of the table).
-    const rows: (HealthRow & { quiet_ids: string[] | null; version: string })[] = await tx.query(
+    // The range's quiet tests come back as one array (in the one row without a test id), the others each with its
+    // columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the range made it a hash of the
+    // table).
+    const rows: (
+      (HealthRow & { version: string; quiet_ids: null }) | { test_id: null; quiet_ids: string[] | null }
+    )[] = await tx.query(
       `WITH s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
            FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
@@ -303,10 +306,14 @@ export class TestHealthRepository {
        SELECT array_agg(s.test_id), ${NULLS_OF_H} FROM s WHERE s.quiet`,
       [lo, hi, run, startedAt],
     );
-    const quiet = new Set(rows[rows.length - 1].quiet_ids);
+    let quiet = new Set<string>();
     const found = new Map<string, HealthRow & { version: string }>();
-    for (let i = 0; i < rows.length - 1; i++) {
-      found.set(String(rows[i].test_id), rows[i]);
+    for (const r of rows) {
+      if (r.test_id === null) {
+        quiet = new Set(r.quiet_ids);
+      } else {
+        found.set(String(r.test_id), r);
+      }
     }
     const result: HealthRead = { quiet: new Set(), stored: new Map(), versions: new Map() };
     const again: string[] = [];
