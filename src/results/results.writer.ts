@@ -212,7 +212,8 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
  * V2 consumer's several batches) holds those of its earlier batches, and may meet a writer that waits for one of
  * them while holding one it needs: the one of the two PostgreSQL picks (deadlock detected) steps back from this
  * statement only and tries it again; by then the other, no longer waiting for it, goes on (and its deadlock check,
- * armed before, finds the cycle if the two still wait for each other, stepping it back in turn).
+ * armed before, finds the cycle if the two still wait for each other, stepping it back in turn). The one stepping
+ * back may meet the same batch-after-batch writer again at its next batch, so it tries up to DEADLOCK_TRIES times.
  */
 async function insertTestCases(
   tx: Pick<EntityManager, 'query'>,
@@ -243,7 +244,7 @@ async function insertTestCases(
       );
     } catch (error) {
       const retry = isUniqueViolation(error) ? !skipStored : isDeadlock(error);
-      if (!retry || tries >= MAX_TRIES) {
+      if (!retry || tries >= DEADLOCK_TRIES) {
         throw error;
       }
       await tx.query('ROLLBACK TO SAVEPOINT test_cases_insert');
@@ -254,6 +255,13 @@ async function insertTestCases(
     return rows.map((r) => ({ id: String(r.id), identity: r.identity }));
   }
 }
+
+/**
+ * How often insertTestCases tries its statement: each deadlock lets the other transaction go on, but a writer that
+ * waits for the new tests of one inserting batch after batch (an import) may be picked at several of its batches (a
+ * CI run gave up at five, with three writers of the same 400 new tests at once).
+ */
+const DEADLOCK_TRIES = 20;
 
 /** Result ids a whole-run writer takes at a time (see openRun). */
 const ID_BLOCK = 10_000;

@@ -46,10 +46,6 @@ const COLUMNS_OF_H = HEALTH_COLUMNS.split(', ')
   .map((c) => `h.${c}`)
   .join(', ');
 
-/** HEALTH_COLUMNS of `h`. */
-const COLUMNS_OF_H_ALL = HEALTH_COLUMNS.split(', ')
-  .map((c) => `h.${c}`)
-  .join(', ');
 /** A null for the version and each of HEALTH_COLUMNS. */
 const NULLS_OF_H = HEALTH_COLUMNS.split(', ')
   .map(() => 'NULL')
@@ -298,7 +294,7 @@ export class TestHealthRepository {
       `WITH s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
            FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
-       SELECT NULL::bigint[] AS quiet_ids, h.version, ${COLUMNS_OF_H_ALL}
+       SELECT NULL::bigint[] AS quiet_ids, h.version, h.test_id, ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
                                      WHERE t.test_id = s.test_id LIMIT 1) h
         WHERE NOT s.quiet
