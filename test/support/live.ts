@@ -24,9 +24,13 @@ export class LiveClient {
     ws.on('error', () => undefined);
   }
 
-  /** `headers`: of the upgrade request (X-Forwarded-For, say). */
-  static async open(serviceUrl: string, headers: Record<string, string> = {}): Promise<LiveClient> {
-    const ws = new WebSocket(`${serviceUrl.replace(/^http/, 'ws')}/ws`, { headers });
+  /** `headers`: of the upgrade request (X-Forwarded-For, say); `options`: the ws client's (autoPong, say). */
+  static async open(
+    serviceUrl: string,
+    headers: Record<string, string> = {},
+    options: WebSocket.ClientOptions = {},
+  ): Promise<LiveClient> {
+    const ws = new WebSocket(`${serviceUrl.replace(/^http/, 'ws')}/ws`, { ...options, headers });
     const client = new LiveClient(ws);
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
