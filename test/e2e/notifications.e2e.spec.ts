@@ -281,7 +281,13 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     await finishedRun('gone');
     const [delivery] = await settled(hook.id);
     expect(delivery).toMatchObject({ status: 'FAILED', attempts: 1, lastStatusCode: 410 });
-    const after = (await as(maintainer).get(`/api/webhooks/${hook.id}`).expect(200)).body;
+    // The webhook is turned off just after the delivery's failure is recorded (a transaction of its own).
+    const after = await eventually(async () => {
+      const body = (await as(maintainer).get(`/api/webhooks/${hook.id}`).expect(200)).body as {
+        active: boolean;
+      };
+      return body.active ? undefined : body;
+    });
     expect(after).toMatchObject({ active: false, deactivatedReason: expect.stringMatching(/410/) });
     const audit = await eventually(async () => {
       const rows: { details: { webhookId: number; reason: string } }[] = await svc.dataSource.query(
