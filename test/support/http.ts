@@ -41,9 +41,14 @@ export async function createProject(
 
 /**
  * Polls until `check` returns a value, for effects that happen after the response (audit rows, mail). It returns as
- * soon as the value is there: the limit, generous for a busy CI machine, only lengthens a test that fails.
+ * soon as the value is there: the limit, generous for a busy CI machine, only lengthens a test that fails. `everyMs`:
+ * the pause between checks.
  */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
@@ -53,7 +58,7 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
     if (Date.now() > deadline) {
       throw new Error('condition not met in time');
     }
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
