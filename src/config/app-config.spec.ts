@@ -22,6 +22,8 @@ describe(AppConfig.name, () => {
     expect(sut.db.url).toBeUndefined();
     expect(sut.kv.url).toBeUndefined();
     expect(sut.bootstrapAdmin).toBeUndefined();
+    // API.md, webhooks: a 10 s timeout, retries from 10 s, private addresses refused.
+    expect(sut.webhooks).toEqual({ retryBaseSeconds: 10, timeoutMs: 10_000, allowPrivate: false });
   });
 
   describe('directory login', () => {

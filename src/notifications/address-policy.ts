@@ -1,11 +1,11 @@
-import { lookup } from 'node:dns/promises';
+import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
 
 /**
  * Where a webhook may not point (SSRF): loopback, RFC 1918, CGNAT, link-local (the cloud metadata address
  * 169.254.169.254 among them), unspecified, multicast and reserved IPv4; loopback, unspecified, ULA (fc00::/7),
  * link-local (fe80::/10) and multicast IPv6; and any IPv6 form that carries one of those IPv4 addresses
- * (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96).
+ * (IPv4-mapped ::ffff:a.b.c.d, IPv4-compatible ::a.b.c.d, NAT64 64:ff9b::/96, 6to4 2002:aabb:ccdd::/48).
  */
 const V4_REFUSED: [string, number, string][] = [
   ['0.0.0.0', 8, 'an unspecified address'],
@@ -57,7 +57,7 @@ export function refusedBecause(address: string): string | undefined {
   return lists.find((l) => l.family === kind && l.list.check(address, kind))?.why;
 }
 
-/** The IPv4 address an IPv6 address carries (mapped, compatible or NAT64), if it is such a form. */
+/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64 or 6to4), if it is such a form. */
 function embeddedIpv4(address: string): string | undefined {
   const bytes = ipv6Bytes(address);
   if (!bytes) {
@@ -67,7 +67,11 @@ function embeddedIpv4(address: string): string | undefined {
   const mapped = zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff;
   const compatible = zero(0, 12) && !zero(12, 16) && !(zero(12, 15) && bytes[15] === 1);
   const nat64 = bytes[0] === 0 && bytes[1] === 0x64 && bytes[2] === 0xff && bytes[3] === 0x9b && zero(4, 12);
-  return mapped || compatible || nat64 ? Array.from(bytes.subarray(12, 16)).join('.') : undefined;
+  if (mapped || compatible || nat64) {
+    return Array.from(bytes.subarray(12, 16)).join('.');
+  }
+  // 6to4: the IPv4 address of the relay's site follows the 2002::/16 prefix.
+  return bytes[0] === 0x20 && bytes[1] === 0x02 ? Array.from(bytes.subarray(2, 6)).join('.') : undefined;
 }
 
 function ipv6Bytes(address: string): Buffer | undefined {
@@ -95,6 +99,21 @@ export class RefusedAddressError extends Error {
   override name = 'RefusedAddressError';
 }
 
+/**
+ * The URL's host did not resolve (no such name, or no answer within the time allowed): refused where a webhook is
+ * created or changed, but at send time a failed attempt to retry (a resolver's outage passes), not a refusal.
+ */
+export class UnresolvedHostError extends RefusedAddressError {
+  override name = 'UnresolvedHostError';
+}
+
+/** How long a webhook's host may take to resolve: a part of the sender's lease (webhook-sender.service.ts). */
+export const LOOKUP_LIMIT_MS = 5_000;
+
+export type LookupAll = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const lookupAll: LookupAll = (host) => dnsLookup(host, { all: true, verbatim: true });
+
 export interface CheckedTarget {
   url: URL;
   /** The address the connection goes to: the one checked (no second resolution, so no DNS rebinding). */
@@ -103,10 +122,15 @@ export interface CheckedTarget {
 }
 
 /**
- * Resolves a webhook URL's host and checks every address it resolves to; throws RefusedAddressError naming the
- * reason (a scheme other than http/https, a host that does not resolve, a refused address) unless `allowPrivate`.
+ * Resolves a webhook URL's host (within `limitMs`) and checks every address it resolves to; throws
+ * RefusedAddressError naming the reason (a scheme other than http/https, a refused address) unless `allowPrivate`,
+ * or UnresolvedHostError (a host that does not resolve, or not in time).
  */
-export async function checkTarget(rawUrl: string, allowPrivate: boolean): Promise<CheckedTarget> {
+export async function checkTarget(
+  rawUrl: string,
+  allowPrivate: boolean,
+  { lookup = lookupAll, limitMs = LOOKUP_LIMIT_MS }: { lookup?: LookupAll; limitMs?: number } = {},
+): Promise<CheckedTarget> {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -120,18 +144,11 @@ export async function checkTarget(rawUrl: string, allowPrivate: boolean): Promis
     throw new RefusedAddressError('url must not carry a user name or password');
   }
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  let addresses: { address: string; family: number }[];
-  if (isIP(host)) {
-    addresses = [{ address: host, family: isIP(host) }];
-  } else {
-    try {
-      addresses = await lookup(host, { all: true, verbatim: true });
-    } catch {
-      throw new RefusedAddressError(`url's host ${host} does not resolve`);
-    }
-  }
+  const addresses = isIP(host)
+    ? [{ address: host, family: isIP(host) }]
+    : await resolveWithin(lookup, host, limitMs);
   if (!addresses.length) {
-    throw new RefusedAddressError(`url's host ${host} does not resolve`);
+    throw new UnresolvedHostError(`url's host ${host} does not resolve`);
   }
   if (!allowPrivate) {
     for (const { address } of addresses) {
@@ -145,4 +162,30 @@ export async function checkTarget(rawUrl: string, allowPrivate: boolean): Promis
   }
   const [first] = addresses;
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
+}
+
+/** The host's addresses, or UnresolvedHostError when it has none or none came within `limitMs`. */
+async function resolveWithin(
+  lookup: LookupAll,
+  host: string,
+  limitMs: number,
+): Promise<{ address: string; family: number }[]> {
+  let timer: NodeJS.Timeout | undefined;
+  // A lookup cannot be cancelled: one that answers late is let go.
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new UnresolvedHostError(`url's host ${host} did not resolve within ${limitMs / 1000} s`)),
+      limitMs,
+    );
+  });
+  try {
+    return await Promise.race([
+      lookup(host).catch(() => {
+        throw new UnresolvedHostError(`url's host ${host} does not resolve`);
+      }),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

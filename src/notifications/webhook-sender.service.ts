@@ -5,7 +5,7 @@ import { OutboxPump } from '../common/outbox-pump.js';
 import { AppConfig } from '../config/app-config.js';
 import { Metrics } from '../health/metrics.js';
 import { MailService } from '../mail/mail.service.js';
-import { checkTarget, RefusedAddressError } from './address-policy.js';
+import { checkTarget, LOOKUP_LIMIT_MS, RefusedAddressError, UnresolvedHostError } from './address-policy.js';
 import { WEBHOOKS_QUEUED } from './notification.events.js';
 import { slackMessage } from './slack-message.js';
 import { SubscriptionsRepository } from './subscriptions.repository.js';
@@ -22,17 +22,27 @@ export const MAX_ATTEMPTS = 8;
 const FAILING_LIMIT_MS = 24 * 3600 * 1000;
 const KEEP_DAYS = 30;
 const PRUNE_EVERY_MS = 3_600_000;
+/** What a claim's lease keeps beyond the longest attempt (the host's lookup, then the POST): time to record it. */
+const LEASE_SPARE_S = 10;
+/** Of that spare time, what an attempt must leave to its record: one that could not is not begun. */
+const RECORD_MS = 5_000;
+
+/** A claimed delivery, with when (performance.now()) its attempt must have been answered to be recorded in time. */
+type Claim = ClaimedDelivery & { answerBy: number };
 
 /**
  * The background sender of every replica: claims due deliveries from the outbox (FOR UPDATE SKIP LOCKED, with a
- * lease a little longer than one attempt may take, so a replica that dies mid-send gives its deliveries back),
- * POSTs each to its checked, pinned address, and records the outcome: 2xx delivered; 410 turns the webhook off;
- * anything else, or no answer in time, is retried with exponential backoff under the same webhook-id.
+ * lease longer than one attempt may take: the host's lookup and the POST, each within its limit; so a replica that
+ * dies mid-send gives its deliveries back), POSTs each to its checked, pinned address, and records the outcome:
+ * 2xx delivered; 410 turns the webhook off; anything else, or no answer in time, is retried with exponential
+ * backoff under the same webhook-id. An attempt that could not end within its lease is not begun (another replica
+ * may claim the row once the lease ends: no attempt is sent twice), and an outcome is recorded only under the claim
+ * that sent it.
  */
 @Injectable()
 export class WebhookSenderService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('Webhooks');
-  private readonly pump: OutboxPump<ClaimedDelivery>;
+  private readonly pump: OutboxPump<Claim>;
 
   constructor(
     private readonly webhooks: WebhooksRepository,
@@ -43,13 +53,17 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     private readonly metrics: Metrics,
     private readonly events: EventEmitter2,
   ) {
-    // The lease: a little longer than one attempt may take, so a replica that dies mid-send gives its rows back.
-    const lease = Math.ceil(this.config.webhooks.timeoutMs / 1000) + 10;
+    // The lease: longer than one attempt may take, so a replica that dies mid-send gives its rows back.
+    const lease = Math.ceil((LOOKUP_LIMIT_MS + this.config.webhooks.timeoutMs) / 1000) + LEASE_SPARE_S;
     this.pump = new OutboxPump({
       name: 'Webhook sender',
       logger: this.logger,
       pollMs: WEBHOOK_POLL_MS,
-      claim: () => this.webhooks.claimDue(BATCH, lease),
+      claim: async () => {
+        // Counted from before the claim was asked for: the lease the database sets ends no sooner.
+        const answerBy = performance.now() + lease * 1000 - RECORD_MS;
+        return (await this.webhooks.claimDue(BATCH, lease)).map((d) => ({ ...d, answerBy }));
+      },
       send: (delivery) => this.deliver(delivery),
       prune: () => this.prune(),
       pruneEveryMs: PRUNE_EVERY_MS,
@@ -84,7 +98,7 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     this.pump.wake();
   }
 
-  private async deliver(d: ClaimedDelivery): Promise<void> {
+  private async deliver(d: Claim): Promise<void> {
     const body = JSON.stringify(
       d.format === 'slack'
         ? slackMessage(d.event, d.payload.data)
@@ -100,6 +114,11 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     try {
       target = await checkTarget(d.url, this.config.webhooks.allowPrivate);
     } catch (error) {
+      if (error instanceof UnresolvedHostError) {
+        // Nothing was sent: an attempt to try again later, as a resolver's outage passes.
+        await this.failed(d, null, error.message);
+        return;
+      }
       if (error instanceof RefusedAddressError) {
         // Refused at send time (the name now resolves to a private address): nothing was sent, nor will be.
         await this.webhooks.markAttemptFailed(d, {
@@ -138,13 +157,23 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
       headers['webhook-timestamp'] = String(timestamp);
       headers['webhook-signature'] = signWebhook(secret, d.messageId, timestamp, body);
     }
+    if (performance.now() + this.config.webhooks.timeoutMs > d.answerBy) {
+      // Its answer could come after the lease: left unsent, for the next claim of the row (this replica's or not).
+      this.logger.warn(
+        `Webhook ${d.webhookId} delivery ${d.id}: its claim is too near its end to send; left due`,
+      );
+      return;
+    }
     let status: number | null = null;
     let error: string;
     try {
       status = (await postPinned(target, headers, body, this.config.webhooks.timeoutMs)).status;
       if (status >= 200 && status < 300) {
-        await this.webhooks.markDelivered(d, status);
-        this.metrics.webhookDeliveries.inc({ result: 'delivered' });
+        if (await this.webhooks.markDelivered(d, status)) {
+          this.metrics.webhookDeliveries.inc({ result: 'delivered' });
+        } else {
+          this.claimLost(d);
+        }
         return;
       }
       error = `HTTP ${status}`;
@@ -166,6 +195,10 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
       error,
       final: gone,
     });
+    if (!outcome) {
+      this.claimLost(d);
+      return;
+    }
     this.metrics.webhookDeliveries.inc({ result: outcome.givenUp ? 'failed' : 'retrying' });
     this.logger.warn(
       `Webhook ${d.webhookId} delivery ${d.id} attempt ${outcome.attempts} failed: ${error}${outcome.givenUp ? '; given up' : '; will be retried'}`,
@@ -175,6 +208,13 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
     } else if (Date.now() - outcome.failingSince.getTime() >= FAILING_LIMIT_MS) {
       await this.deactivate(d, 'its deliveries failed for 24 hours in a row', true);
     }
+  }
+
+  /** The row was claimed again (its lease had ended) or redelivered meanwhile: its new owner records it. */
+  private claimLost(d: ClaimedDelivery): void {
+    this.logger.warn(
+      `Webhook ${d.webhookId} delivery ${d.id}: its claim ended before its outcome was recorded`,
+    );
   }
 
   /** Turns the webhook off once (whichever replica gets there first), audited; OWNERs mailed when `mailOwners`. */

@@ -41,6 +41,12 @@ export interface ClaimedDelivery {
   url: string;
   format: 'standard' | 'slack';
   secretEncrypted: string;
+  /**
+   * The claim: the row's lease end as the claim set it (text, to the microsecond). The outcome of the attempt is
+   * recorded only while the row still carries it: a claim that outlived its lease and was taken over by another
+   * replica (or reset by a redelivery) records nothing.
+   */
+  lease: string;
 }
 
 const WEBHOOK_COLUMNS = `w.id::text AS "id", w.project_id::text AS "projectId", w.url, w.events, w.format, w.active,
@@ -199,29 +205,36 @@ export class WebhooksRepository {
                         FOR UPDATE OF d2 SKIP LOCKED)
         RETURNING d.id::text AS "id", d.webhook_id::text AS "webhookId", w.project_id::text AS "projectId", d.event,
                   d.message_id AS "messageId", d.payload, d.attempts, w.url, w.format,
-                  w.secret_encrypted AS "secretEncrypted"`,
+                  w.secret_encrypted AS "secretEncrypted", d.locked_until::text AS "lease"`,
       [limit, leaseSeconds],
     );
     return rows;
   }
 
-  async markDelivered(d: ClaimedDelivery, statusCode: number): Promise<void> {
-    await this.db.query(
+  /** Records a delivered attempt; false when the claim was lost meanwhile (nothing recorded). */
+  async markDelivered(d: ClaimedDelivery, statusCode: number): Promise<boolean> {
+    const [rows]: [unknown[], number] = await this.db.query(
       `UPDATE webhook_deliveries SET status = 'DELIVERED', delivered_at = now(), attempts = attempts + 1,
               last_status_code = $2, last_error = NULL, locked_until = NULL
-        WHERE id = $1`,
-      [d.id, statusCode],
+        WHERE id = $1 AND locked_until = $3::timestamptz
+        RETURNING id`,
+      [d.id, statusCode, d.lease],
     );
+    if (!rows.length) {
+      return false;
+    }
     await this.db.query(
       `UPDATE webhooks SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL`,
       [d.webhookId],
     );
+    return true;
   }
 
   /**
    * A failed attempt: FAILED when `final` or when it was the last of `maxAttempts`, else due again after
    * `retryBaseSeconds` doubled for each attempt before it (counted in the row, whatever the claim saw). Answers
-   * whether it was given up and since when the webhook has been failing without a success in between.
+   * whether it was given up and since when the webhook has been failing without a success in between; undefined
+   * when the claim was lost meanwhile (nothing recorded).
    */
   async markAttemptFailed(
     d: ClaimedDelivery,
@@ -232,13 +245,13 @@ export class WebhooksRepository {
       maxAttempts: number;
       retryBaseSeconds: number;
     },
-  ): Promise<{ givenUp: boolean; attempts: number; failingSince: Date }> {
+  ): Promise<{ givenUp: boolean; attempts: number; failingSince: Date } | undefined> {
     const [[row]]: [{ status: string; attempts: number }[], number] = await this.db.query(
       `UPDATE webhook_deliveries SET attempts = attempts + 1, last_status_code = $2, last_error = $3, locked_until = NULL,
               status = CASE WHEN $4 OR attempts + 1 >= $5 THEN 'FAILED' ELSE 'PENDING' END,
               next_attempt_at = CASE WHEN $4 OR attempts + 1 >= $5 THEN next_attempt_at
                                      ELSE now() + ($6::double precision * power(2, attempts) * interval '1 second') END
-        WHERE id = $1
+        WHERE id = $1 AND locked_until = $7::timestamptz
         RETURNING status, attempts`,
       [
         d.id,
@@ -247,15 +260,19 @@ export class WebhooksRepository {
         outcome.final,
         outcome.maxAttempts,
         outcome.retryBaseSeconds,
+        d.lease,
       ],
     );
+    if (!row) {
+      return undefined;
+    }
     const [[hook]]: [{ since: Date }[], number] = await this.db.query(
       `UPDATE webhooks SET failing_since = coalesce(failing_since, now()) WHERE id = $1 RETURNING failing_since AS since`,
       [d.webhookId],
     );
     return {
-      givenUp: row?.status !== 'PENDING',
-      attempts: row?.attempts ?? d.attempts + 1,
+      givenUp: row.status !== 'PENDING',
+      attempts: row.attempts,
       failingSince: hook?.since ?? new Date(),
     };
   }
