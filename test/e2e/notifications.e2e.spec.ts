@@ -275,6 +275,19 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     expect(last).toMatchObject({ status: 'FAILED', attempts: 8, lastStatusCode: 503 });
   });
 
+  it('follows no redirect: a 3xx is a failed attempt, retried at the same address', async () => {
+    receiver.script('/moved', (n) =>
+      n < 2 ? { status: 302, headers: { location: receiver.url('/moved-here') } } : 204,
+    );
+    receiver.script('/moved-here', () => 204);
+    const hook = await webhook('/moved');
+    await finishedRun('moved');
+    const [delivery] = await settled(hook.id);
+    expect(delivery).toMatchObject({ status: 'DELIVERED', attempts: 3, lastStatusCode: 204 });
+    expect(receiver.on('/moved')).toHaveLength(3);
+    expect(receiver.on('/moved-here')).toEqual([]);
+  });
+
   it('turns a webhook off on 410 Gone, audited, and sends it nothing more', async () => {
     receiver.script('/gone', () => 410);
     const hook = await webhook('/gone');
@@ -324,6 +337,13 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     });
     expect(mail.text).toContain(receiver.url('/dead'));
     expect(mail.text).toMatch(/24 hours/);
+    const audit = await eventually(async () => {
+      const rows: { details: { webhookId: number; reason: string } }[] = await svc.dataSource.query(
+        `SELECT details FROM audit_events WHERE type = 'WEBHOOK_DEACTIVATED'`,
+      );
+      return rows.find((r) => r.details.webhookId === hook.id);
+    });
+    expect(audit.details.reason).toMatch(/24 hours/);
   });
 
   it('redelivers a delivery with its original webhook-id, and sends a test ping whatever the events', async () => {
@@ -560,6 +580,40 @@ describe('Notifications: private addresses refused', () => {
       .send({ url, events: ['run.finished'] })
       .expect(400);
     expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(why) });
+  });
+
+  it('retries at send time a URL whose host does not resolve (a resolver outage passes), unlike a refused one', async () => {
+    const created = await request(svc.url)
+      .post(`/api/projects/${projectId}/webhooks`)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ url: 'https://203.0.113.11/hook', events: ['ping'], active: false })
+      .expect(201);
+    // The name stops resolving after the webhook was made (.invalid never resolves: RFC 6761).
+    await svc.dataSource.query(`UPDATE webhooks SET url = $2, active = true WHERE id = $1`, [
+      created.body.id,
+      'http://hooks.tms-e2e.invalid/hook',
+    ]);
+    await request(svc.url)
+      .post(`/api/webhooks/${created.body.id}/test`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(202);
+    const delivery = await eventually(async () => {
+      const [d] = (
+        await request(svc.url)
+          .get(`/api/webhooks/${created.body.id}/deliveries`)
+          .set('Authorization', `Bearer ${token}`)
+          .expect(200)
+      ).body.content as Delivery[];
+      return d?.attempts === 1 ? d : undefined;
+    }, 15_000);
+    expect(delivery).toMatchObject({
+      status: 'PENDING',
+      lastStatusCode: null,
+      lastError: expect.stringMatching(/hooks\.tms-e2e\.invalid (does not|did not) resolve/),
+      nextAttemptAt: expect.any(String),
+    });
+    // Turned off again, so that its retries stop here.
+    await svc.dataSource.query(`UPDATE webhooks SET active = false WHERE id = $1`, [created.body.id]);
   });
 
   it('refuses at send time a URL whose host now resolves to loopback: a failed delivery, nothing sent', async () => {

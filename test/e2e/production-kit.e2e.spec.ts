@@ -229,6 +229,10 @@ describe('The production kit: npm, the Dockerfile, docker-compose.yml, Prometheu
         dashboard.panels.flatMap((p) => p.targets.flatMap((t) => t.expr.match(/\btms_[a-z0-9_]+/g) ?? [])),
       );
       expect(names.size).toBeGreaterThanOrEqual(12);
+      // The webhook sender's panel (issue #39): deliveries by result and the outbox's backlog.
+      expect([...names]).toEqual(
+        expect.arrayContaining(['tms_webhook_deliveries_total', 'tms_webhook_outbox_due']),
+      );
       // Declared (a labelled counter has no sample before its first increment), a histogram under its base name.
       const declared = new Set([...exported.matchAll(/^# TYPE (\S+) /gm)].map((m) => m[1]));
       for (const name of names) {
@@ -253,6 +257,7 @@ describe('The production kit: npm, the Dockerfile, docker-compose.yml, Prometheu
         'Mail sent and failed',
         'breaker',
         'WebSocket',
+        'Webhook deliveries',
       ]) {
         expect(titles).toContain(topic);
       }

@@ -11,9 +11,10 @@ export interface Received {
 
 /**
  * What the receiver answers on a path, given how many requests that path has had before this one (0 for the first):
- * a status, or 'hang' to keep the request open without an answer (until the receiver closes).
+ * a status, a status with headers (a redirect's Location), or 'hang' to keep the request open without an answer
+ * (until the receiver closes).
  */
-export type Script = (nth: number) => number | 'hang';
+export type Script = (nth: number) => number | { status: number; headers: Record<string, string> } | 'hang';
 
 /** A local HTTP server standing in for a webhook's receiver: it records every request and answers as scripted. */
 export class WebhookReceiver {
@@ -43,7 +44,8 @@ export class WebhookReceiver {
           this.hanging.add(res);
           return;
         }
-        res.writeHead(answer, { 'content-type': 'text/plain' }).end(String(answer));
+        const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
+        res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end(String(status));
       });
     });
     await new Promise<void>((done) => this.server.listen(0, '127.0.0.1', done));

@@ -127,6 +127,14 @@ describe('The notifications section of the project settings', () => {
             lastStatusCode: 200,
             lastError: null,
           }),
+          delivery({
+            id: 33,
+            status: 'PENDING',
+            attempts: 2,
+            lastStatusCode: null,
+            lastError: 'no answer within 10 s',
+            nextAttemptAt: '2026-11-26T10:05:00.000Z',
+          }),
         ]),
       'POST /api/webhooks/7/deliveries/31/redeliver': () => json(202),
     });
@@ -141,12 +149,17 @@ describe('The notifications section of the project settings', () => {
     expect(requests(fetchImpl, 'POST', '/api/webhooks/7/test')).toHaveLength(1);
     await waitFor(() => expect(where()).toBe('?webhook=7'));
     const table = await screen.findByRole('table', { name: /Deliveries of the webhook/ });
-    const [, failed, ping] = within(table).getAllByRole('row');
+    const [, failed, ping, retrying] = within(table).getAllByRole('row');
     expect(failed.textContent).toContain('run.finished');
     expect(failed.textContent).toContain('failed');
     expect(within(failed).getAllByRole('cell')[2].textContent).toContain('8');
     expect(failed.textContent).toContain('HTTP 503');
     expect(ping.textContent).toContain('delivered');
+    // No answer at all: no status code, the error said, and when it is tried again.
+    const [, status, attempts, response] = within(retrying).getAllByRole('cell');
+    expect(status.textContent).toMatch(/next at/);
+    expect(attempts.textContent).toBe('2');
+    expect(response.textContent).toBe('—no answer within 10 s');
     await user.click(within(failed).getByRole('button', { name: 'Redeliver delivery 31' }));
     expect(await screen.findByText('Delivery 31 is on its way again.')).toBeTruthy();
     expect(requests(fetchImpl, 'POST', '/api/webhooks/7/deliveries/31/redeliver')).toHaveLength(1);
