@@ -2,7 +2,7 @@ import type { EntityManager } from 'typeorm';
 import type { DeletedResults, ResultsObserver, RunRef, StoredResult } from '../results/results-observers.js';
 import { failureKey } from './failure-signature.js';
 import { recountSignatures } from './signatures-recount.js';
-import { type Failure, PendingFailures, suggestFor } from './signatures.writer.js';
+import { type Failure, PendingFailures, SignatureIdCache, suggestFor } from './signatures.writer.js';
 
 /**
  * Failure signatures in the write path (DESIGN.md, "Derived state"). Each failing result's key is computed while its
@@ -14,6 +14,8 @@ import { type Failure, PendingFailures, suggestFor } from './signatures.writer.j
 export class TriageObserver implements ResultsObserver {
   /** The failures of a write not stored yet, by its transaction (let go with it, should it fail first). */
   private readonly pending = new WeakMap<EntityManager, PendingFailures>();
+  /** Ids of signatures written before (a few MB at most): a rerun's known failures are stored without a look-up. */
+  private readonly signatureIds = new SignatureIdCache(20_000);
 
   resultsStored(
     _run: RunRef,
@@ -60,7 +62,7 @@ export class TriageObserver implements ResultsObserver {
       return;
     }
     this.pending.delete(tx);
-    const created = await pending.store(tx, run.projectId, run.id);
+    const created = await pending.store(tx, run.projectId, run.id, this.signatureIds);
     await suggestFor(tx, run.projectId, created);
   }
 }

@@ -3,7 +3,7 @@ import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import type { DeletedFailures } from '../../../src/results/results-observers.js';
 import { recountSignatures } from '../../../src/triage/signatures-recount.js';
-import { PendingFailures, suggestFor } from '../../../src/triage/signatures.writer.js';
+import { PendingFailures, SignatureIdCache, suggestFor } from '../../../src/triage/signatures.writer.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { FailureSignatures1795780000000 } from '../../../migrations/1795780000000-FailureSignatures.js';
 import { SignatureRecount1795820000000 } from '../../../migrations/1795820000000-SignatureRecount.js';
@@ -58,12 +58,13 @@ describe('failure signatures recounted as results are deleted', () => {
     tx: Pick<EntityManager, 'query'>,
     runId: string,
     failures: [testId: string, key: string][],
+    cache?: SignatureIdCache,
   ): Promise<string[]> {
     const pending = new PendingFailures();
     const rows = failures.map(([testId, key]) => ({ resultId: String(nextResult++), testId, key }));
     pending.add(rows.map((r) => ({ ...r, message: r.key })));
     written.set(runId, [...(written.get(runId) ?? []), ...rows]);
-    return pending.store(tx, projectId, runId);
+    return pending.store(tx, projectId, runId, cache);
   }
 
   /**
@@ -232,6 +233,72 @@ describe('failure signatures recounted as results are deleted', () => {
     expect(again).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r2 });
   });
 
+  it('stores known failures under their cached ids, and looks up again one whose signature the purge deleted', async () => {
+    const cache = new SignatureIdCache(100);
+    const [r1, r2, r3] = [await newRun(), await newRun(), await newRun()];
+    const created = await db.transaction((tx) => write(tx, r1, [['1', 'K5']], cache));
+    const k = (await signature('K5'))!;
+    expect(created).toEqual([k.id]);
+    expect(cache.get(projectId, 'K5')).toBe(k.id);
+    // Known: stored under the cached id, nothing created.
+    expect(
+      await db.transaction((tx) =>
+        write(
+          tx,
+          r2,
+          [
+            ['1', 'K5'],
+            ['2', 'K5'],
+          ],
+          cache,
+        ),
+      ),
+    ).toEqual([]);
+    expect(await signature('K5')).toMatchObject({
+      id: k.id,
+      occurrences: '3',
+      tests: 2,
+      runs: 2,
+      last_run_id: r2,
+    });
+    // The purge takes every failure of K5 away, and the signature with them; the cache still names it.
+    for (const run of [r1, r2]) {
+      await db.transaction(async (tx) => recountSignatures(tx, await deleteFailures(tx, run)));
+    }
+    expect(await signature('K5')).toBeUndefined();
+    const again = await db.transaction((tx) => write(tx, r3, [['2', 'K5']], cache));
+    const renewed = (await signature('K5'))!;
+    expect(again).toEqual([renewed.id]);
+    expect(renewed.id).not.toBe(k.id);
+    expect(renewed).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r3 });
+    expect(cache.get(projectId, 'K5')).toBe(renewed.id);
+    expect(await links(renewed.id)).toEqual({ runs: [[r3, 1]], tests: [['2', 1]] });
+  });
+
+  it('has a write by a cached id wait for the purge deleting its signature, then store it under a new one', async () => {
+    const cache = new SignatureIdCache(100);
+    const [r1, r2] = [await newRun(), await newRun()];
+    await db.transaction((tx) => write(tx, r1, [['1', 'K6']], cache));
+    const k = (await signature('K6'))!;
+    const purge = await open();
+    await purge.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR UPDATE', [k.id]);
+    const writer = await open();
+    const stored = write(writer.manager, r2, [['1', 'K6']], cache);
+    await untilWaiting();
+    await purge.query('DELETE FROM failure_signatures WHERE id = $1', [k.id]);
+    await purge.commitTransaction();
+    await purge.release();
+    const created = await stored;
+    await writer.commitTransaction();
+    await writer.release();
+    const again = (await signature('K6'))!;
+    expect(created).toEqual([again.id]);
+    expect(again).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r2 });
+    expect(await db.query('SELECT count(*)::int AS n FROM failure_results WHERE run_id = $1', [r2])).toEqual([
+      { n: 1 },
+    ]);
+  });
+
   it('gives a new signature no suggestion from a triaged one the purge is deleting', async () => {
     const [r1, r2] = [await newRun(), await newRun()];
     const base = 'Checkout failed: payment provider answered <n> for order <id>';
@@ -279,12 +346,14 @@ describe('failure signatures recounted as results are deleted', () => {
       old.push(run);
     }
     // Writers of new runs with the same tests and keys (S-ONLY too, from their third run on), while the purge deletes
-    // the old runs' failures, each run in two batches of tests.
+    // the old runs' failures, each run in two batches of tests; two of them share a cache of signature ids, as a
+    // replica's writers do.
+    const cache = new SignatureIdCache(100);
     const writers = Array.from({ length: 3 }, async (_, w) => {
       for (let n = 0; n < 8; n++) {
         const run = await newRun();
         await db.transaction(async (tx) => {
-          const created = await write(tx, run, failuresOf(n + w, n >= 2));
+          const created = await write(tx, run, failuresOf(n + w, n >= 2), w < 2 ? cache : undefined);
           await suggestFor(tx, projectId, created);
         });
       }
