@@ -4,6 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { flakyWindowSql } from '../common/project-settings.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
+import { queryPrepared } from '../database/prepared.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
 import { lockTestCasesShared } from '../results/test-case-guard.js';
@@ -288,9 +289,11 @@ export class TestHealthRepository {
     // The range's quiet tests come back as one array (in the one row without a test id), the others each with its
     // columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the range made it a hash of the
     // table).
-    const rows: (
+    const rows = await queryPrepared<
       (HealthRow & { version: string; quiet_ids: null }) | { test_id: null; quiet_ids: string[] | null }
-    )[] = await tx.query(
+    >(
+      tx,
+      'test-health-read-range',
       `WITH s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
            FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
@@ -354,7 +357,9 @@ export class TestHealthRepository {
     startedAt: Date,
   ): Promise<HealthRead> {
     // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone.
-    const rows: (HealthRow & { version: string | null })[] = await tx.query(
+    const rows = await queryPrepared<HealthRow & { version: string | null }>(
+      tx,
+      'test-health-read-each',
       `SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}
          FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
          LEFT JOIN LATERAL (
@@ -437,8 +442,9 @@ export class TestHealthRepository {
       return [];
     }
     const { bytes, at, len } = windows(rows);
-    // An UPDATE … RETURNING answers [rows, count].
-    const [written]: [{ test_id: string }[], number] = await tx.query(
+    const written = await queryPrepared<{ test_id: string }>(
+      tx,
+      'test-health-update',
       `UPDATE test_health h
           SET win = substr($1::bytea, u.at, u.len), runs = u.runs, flake_rate = u.flake_rate, flaky = u.flaky,
               last_status = u.last_status, last_run_id = u.last_run_id, state = u.state,
