@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { fireEvent, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import type { Delivery, ProjectRole, Webhook } from '../src/api/client';
@@ -224,5 +224,21 @@ describe('Notify me', () => {
     await waitFor(() => expect((box as HTMLInputElement).checked).toBe(true));
     expect(body(fetchImpl, 'PUT', '/api/projects/1/notifications/me')).toEqual([{ runFailed: true }]);
     expect(screen.getByRole('group', { name: 'Notify me by mail' })).toBeTruthy();
+  });
+
+  it('shows a box ticked in the render of the click, and puts it back when the change is refused', async () => {
+    const fetchImpl = api({
+      '/api/projects/1/notifications/me': () => ({ runFailed: false, newFailures: false }),
+      'PUT /api/projects/1/notifications/me': () =>
+        json(403, { status: 403, error: 'Forbidden', message: 'Not a member of this project' }),
+    });
+    renderAt('/projects/1', '/projects/:projectId', <NotifyMe projectId={1} compact />, fetchImpl);
+    const box = (await screen.findByRole('checkbox', { name: 'of new failures' })) as HTMLInputElement;
+    await waitFor(() => expect(box.disabled).toBe(false));
+    fireEvent.click(box);
+    // No wait: the click's own render shows it.
+    expect(box.checked).toBe(true);
+    expect(await screen.findByText('Not a member of this project')).toBeTruthy();
+    await waitFor(() => expect(box.checked).toBe(false));
   });
 });

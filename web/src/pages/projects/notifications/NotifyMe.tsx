@@ -1,4 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
 import type { NotifyMe as Prefs } from '../../../api/client';
 import { useApi } from '../../../session-context';
 import { ErrorMessage } from '../../../ui/components';
@@ -13,26 +14,28 @@ export function NotifyMe({ projectId, compact = false }: { projectId: number; co
   const api = useApi();
   const queries = useQueryClient();
   const prefs = useQuery({ queryKey: notifyMeKey(projectId), queryFn: () => api.getNotifyMe(projectId) });
+  // What the boxes show once clicked, until the saved values reach the query (`base`, the values the click changed,
+  // is then no longer what the query holds): set in the click's own render, as a controlled box would otherwise
+  // show its old state until the change reached the cache, which tells its readers a moment later.
+  const [pending, setPending] = useState<{ values: Prefs; base: Prefs | undefined }>();
+  const shown = pending && pending.base === prefs.data ? pending.values : prefs.data;
   const save = useMutation({
     mutationFn: (change: Partial<Prefs>) => api.putNotifyMe(projectId, change),
-    // The box shows its new state at once; a refused change puts it back.
-    onMutate: (change) => {
-      const before = queries.getQueryData<Prefs>(notifyMeKey(projectId));
-      if (before) {
-        queries.setQueryData<Prefs>(notifyMeKey(projectId), { ...before, ...change });
-      }
-      return before;
-    },
-    onError: (_error, _change, before) => queries.setQueryData(notifyMeKey(projectId), before),
     onSuccess: (saved) => queries.setQueryData(notifyMeKey(projectId), saved),
+    // A refused change puts its box back.
+    onError: () => setPending(undefined),
   });
+  const toggle = (key: keyof Prefs, checked: boolean) => {
+    setPending({ values: { ...shown!, [key]: checked }, base: prefs.data });
+    save.mutate({ [key]: checked });
+  };
   const box = (key: keyof Prefs, label: string) => (
     <label className="check">
       <input
         type="checkbox"
-        checked={prefs.data?.[key] ?? false}
+        checked={shown?.[key] ?? false}
         disabled={!prefs.data || save.isPending}
-        onChange={(e) => save.mutate({ [key]: e.target.checked })}
+        onChange={(e) => toggle(key, e.target.checked)}
       />{' '}
       {label}
     </label>
