@@ -582,16 +582,19 @@ describe('Notifications: private addresses refused', () => {
     expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(why) });
   });
 
-  it('retries at send time a URL whose host does not resolve (a resolver outage passes), unlike a refused one', async () => {
+  /**
+   * A webhook made while its host was public (a documentation address, never contacted: it is off), then pointed at
+   * `url` underneath, as after a DNS change, and pinged; its first delivery once `ready` says so.
+   */
+  async function pingedAt(url: string, ready: (d: Delivery) => boolean): Promise<Delivery> {
     const created = await request(svc.url)
       .post(`/api/projects/${projectId}/webhooks`)
       .set('Authorization', `Bearer ${token}`)
-      .send({ url: 'https://203.0.113.11/hook', events: ['ping'], active: false })
+      .send({ url: 'https://203.0.113.10/hook', events: ['ping'], active: false })
       .expect(201);
-    // The name stops resolving after the webhook was made (.invalid never resolves: RFC 6761).
     await svc.dataSource.query(`UPDATE webhooks SET url = $2, active = true WHERE id = $1`, [
       created.body.id,
-      'http://hooks.tms-e2e.invalid/hook',
+      url,
     ]);
     await request(svc.url)
       .post(`/api/webhooks/${created.body.id}/test`)
@@ -604,43 +607,26 @@ describe('Notifications: private addresses refused', () => {
           .set('Authorization', `Bearer ${token}`)
           .expect(200)
       ).body.content as Delivery[];
-      return d?.attempts === 1 ? d : undefined;
+      return d && ready(d) ? d : undefined;
     }, 15_000);
+    // Turned off again, so that no retry goes on past the test.
+    await svc.dataSource.query(`UPDATE webhooks SET active = false WHERE id = $1`, [created.body.id]);
+    return delivery;
+  }
+
+  it('retries at send time a URL whose host does not resolve (a resolver outage passes), unlike a refused one', async () => {
+    // .invalid never resolves (RFC 6761).
+    const delivery = await pingedAt('http://hooks.tms-e2e.invalid/hook', (d) => d.attempts === 1);
     expect(delivery).toMatchObject({
       status: 'PENDING',
       lastStatusCode: null,
       lastError: expect.stringMatching(/hooks\.tms-e2e\.invalid (does not|did not) resolve/),
       nextAttemptAt: expect.any(String),
     });
-    // Turned off again, so that its retries stop here.
-    await svc.dataSource.query(`UPDATE webhooks SET active = false WHERE id = $1`, [created.body.id]);
   });
 
   it('refuses at send time a URL whose host now resolves to loopback: a failed delivery, nothing sent', async () => {
-    // Created while its host was public (a documentation address, never contacted: it is turned off), then its
-    // name resolves to loopback, as after a DNS change: here the stored URL is changed underneath.
-    const created = await request(svc.url)
-      .post(`/api/projects/${projectId}/webhooks`)
-      .set('Authorization', `Bearer ${token}`)
-      .send({ url: 'https://203.0.113.10/hook', events: ['ping'], active: false })
-      .expect(201);
-    await svc.dataSource.query(`UPDATE webhooks SET url = $2, active = true WHERE id = $1`, [
-      created.body.id,
-      receiver.url('/private', 'localhost'),
-    ]);
-    await request(svc.url)
-      .post(`/api/webhooks/${created.body.id}/test`)
-      .set('Authorization', `Bearer ${token}`)
-      .expect(202);
-    const [delivery] = await eventually(async () => {
-      const list = (
-        await request(svc.url)
-          .get(`/api/webhooks/${created.body.id}/deliveries`)
-          .set('Authorization', `Bearer ${token}`)
-          .expect(200)
-      ).body.content as Delivery[];
-      return list[0]?.status === 'FAILED' ? list : undefined;
-    });
+    const delivery = await pingedAt(receiver.url('/private', 'localhost'), (d) => d.status === 'FAILED');
     expect(delivery).toMatchObject({
       attempts: 1,
       lastStatusCode: null,

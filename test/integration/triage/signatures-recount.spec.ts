@@ -211,27 +211,37 @@ describe('failure signatures recounted as results are deleted', () => {
     });
   });
 
-  it('has a write of a failure whose signature the purge is deleting wait, then store it under a new one', async () => {
-    const [r1, r2] = [await newRun(), await newRun()];
-    await db.transaction((tx) => write(tx, r1, [['1', 'K3']]));
-    const k = (await signature('K3'))!;
-    // The purge holds the signature left without occurrences (FOR UPDATE, as it does before deleting it).
-    const purge = await open();
-    await purge.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR UPDATE', [k.id]);
-    const writer = await open();
-    const stored = write(writer.manager, r2, [['1', 'K3']]);
-    await untilWaiting();
-    await purge.query('DELETE FROM failure_signatures WHERE id = $1', [k.id]);
-    await purge.commitTransaction();
-    await purge.release();
-    const created = await stored;
-    await writer.commitTransaction();
-    await writer.release();
-    const again = (await signature('K3'))!;
-    expect(created).toEqual([again.id]);
-    expect(again.id).not.toBe(k.id);
-    expect(again).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r2 });
-  });
+  it.each([
+    ['looked up', 'K3', false],
+    ['known by a cached id', 'K6', true],
+  ])(
+    'has a write of a failure (%s) whose signature the purge is deleting wait, then store it under a new one',
+    async (_how, key, cached) => {
+      const cache = cached ? new SignatureIdCache(100) : undefined;
+      const [r1, r2] = [await newRun(), await newRun()];
+      await db.transaction((tx) => write(tx, r1, [['1', key]], cache));
+      const k = (await signature(key))!;
+      // The purge holds the signature left without occurrences (FOR UPDATE, as it does before deleting it).
+      const purge = await open();
+      await purge.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR UPDATE', [k.id]);
+      const writer = await open();
+      const stored = write(writer.manager, r2, [['1', key]], cache);
+      await untilWaiting();
+      await purge.query('DELETE FROM failure_signatures WHERE id = $1', [k.id]);
+      await purge.commitTransaction();
+      await purge.release();
+      const created = await stored;
+      await writer.commitTransaction();
+      await writer.release();
+      const again = (await signature(key))!;
+      expect(created).toEqual([again.id]);
+      expect(again.id).not.toBe(k.id);
+      expect(again).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r2 });
+      expect(
+        await db.query('SELECT count(*)::int AS n FROM failure_results WHERE run_id = $1', [r2]),
+      ).toEqual([{ n: 1 }]);
+    },
+  );
 
   it('stores known failures under their cached ids, and looks up again one whose signature the purge deleted', async () => {
     const cache = new SignatureIdCache(100);
@@ -273,30 +283,6 @@ describe('failure signatures recounted as results are deleted', () => {
     expect(renewed).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r3 });
     expect(cache.get(projectId, 'K5')).toBe(renewed.id);
     expect(await links(renewed.id)).toEqual({ runs: [[r3, 1]], tests: [['2', 1]] });
-  });
-
-  it('has a write by a cached id wait for the purge deleting its signature, then store it under a new one', async () => {
-    const cache = new SignatureIdCache(100);
-    const [r1, r2] = [await newRun(), await newRun()];
-    await db.transaction((tx) => write(tx, r1, [['1', 'K6']], cache));
-    const k = (await signature('K6'))!;
-    const purge = await open();
-    await purge.query('SELECT 1 FROM failure_signatures WHERE id = $1 FOR UPDATE', [k.id]);
-    const writer = await open();
-    const stored = write(writer.manager, r2, [['1', 'K6']], cache);
-    await untilWaiting();
-    await purge.query('DELETE FROM failure_signatures WHERE id = $1', [k.id]);
-    await purge.commitTransaction();
-    await purge.release();
-    const created = await stored;
-    await writer.commitTransaction();
-    await writer.release();
-    const again = (await signature('K6'))!;
-    expect(created).toEqual([again.id]);
-    expect(again).toMatchObject({ occurrences: '1', tests: 1, runs: 1, first_run_id: r2 });
-    expect(await db.query('SELECT count(*)::int AS n FROM failure_results WHERE run_id = $1', [r2])).toEqual([
-      { n: 1 },
-    ]);
   });
 
   it('gives a new signature no suggestion from a triaged one the purge is deleting', async () => {
