@@ -171,6 +171,21 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     await as(viewer)
       .post(`/api/projects/${projectId}/webhooks`, { url: receiver.url('/x'), events: ['ping'] })
       .expect(403);
+    // A change is validated as a creation is, and a refused one changes nothing.
+    const mine = await webhook('/unchanged', { events: ['run.finished', 'ping'] });
+    const change = (body: object) => as(maintainer).patch(`/api/webhooks/${mine.id}`, body);
+    expect((await change({ events: ['run.exploded'] }).expect(400)).body.message).toMatch(
+      /events: unknown event 'run\.exploded'/,
+    );
+    expect((await change({ events: [] }).expect(400)).body.message).toMatch(/events must list at least one/);
+    expect((await change({ url: 'not a url' }).expect(400)).body.message).toMatch(/url/);
+    expect((await change({ format: 'teams' }).expect(400)).body.message).toMatch(/format/);
+    expect((await as(maintainer).get(`/api/webhooks/${mine.id}`).expect(200)).body).toMatchObject({
+      url: receiver.url('/unchanged'),
+      events: ['run.finished', 'ping'],
+      format: 'standard',
+      active: true,
+    });
 
     const theirs = (
       await as(maintainer)
@@ -183,6 +198,12 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     await as(owner).post(`/api/webhooks/${theirs.id}/test`).expect(404);
     await as(owner).get(`/api/webhooks/${theirs.id}/deliveries`).expect(404);
     await as(owner).delete(`/api/webhooks/${theirs.id}`).expect(404);
+    await as(maintainer).post(`/api/webhooks/${theirs.id}/test`).expect(202);
+    const [ping] = (await as(maintainer).get(`/api/webhooks/${theirs.id}/deliveries`).expect(200)).body
+      .content as Delivery[];
+    await as(owner).post(`/api/webhooks/${theirs.id}/deliveries/${ping.id}/redeliver`).expect(404);
+    // Nor is a delivery redelivered through a webhook it is not of.
+    await as(maintainer).post(`/api/webhooks/${mine.id}/deliveries/${ping.id}/redeliver`).expect(404);
     await as(viewer).get(`/api/projects/${projectId}/webhooks`).expect(403);
   });
 
@@ -613,6 +634,25 @@ describe('Notifications: private addresses refused', () => {
     await svc.dataSource.query(`UPDATE webhooks SET active = false WHERE id = $1`, [created.body.id]);
     return delivery;
   }
+
+  it('refuses a change of a webhook to a private address with 400, and keeps its address', async () => {
+    const created = await request(svc.url)
+      .post(`/api/projects/${projectId}/webhooks`)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ url: 'https://203.0.113.12/hook', events: ['ping'], active: false })
+      .expect(201);
+    const res = await request(svc.url)
+      .patch(`/api/webhooks/${created.body.id}`)
+      .set('Authorization', `Bearer ${token}`)
+      .send({ url: 'http://169.254.169.254/latest/meta-data' })
+      .expect(400);
+    expect(res.body.message).toMatch(/metadata/);
+    const after = await request(svc.url)
+      .get(`/api/webhooks/${created.body.id}`)
+      .set('Authorization', `Bearer ${token}`)
+      .expect(200);
+    expect(after.body.url).toBe('https://203.0.113.12/hook');
+  });
 
   it('retries at send time a URL whose host does not resolve (a resolver outage passes), unlike a refused one', async () => {
     // .invalid never resolves (RFC 6761).
