@@ -1,6 +1,6 @@
 import type { EntityManager } from 'typeorm';
-import { queryPrepared } from '../database/prepared.js';
 import { DEFAULT_SETTINGS } from '../common/project-settings.js';
+import { queryPrepared } from '../database/prepared.js';
 
 /** One failing result (FAILED or BROKEN) with its signature key (failure-signature.ts). */
 export interface Failure {
@@ -25,12 +25,14 @@ interface KeyTally {
 }
 
 /**
- * The failures of one write (a V1/V2 batch, or a whole imported run), gathered by key and stored in one go, in
- * two statements when the signatures are known ones: their ids (new signatures inserted in key order), then each
- * failing result's signature (failure_results, which the run's groups read), the tests' link rows, and last, under
- * the signatures' row locks taken in id order (held to the commit, as concurrent writes of the same failures meet
- * there), the run's link rows and the signatures' counts, first and last seen. A link row a write adds raises its signature's `runs` or `tests`; nothing is counted again from results.
- * The purge of deleted runs takes away what their results added, the same way (signatures-recount.ts).
+ * The failures of one write (a V1/V2 batch, or a whole imported run), gathered by key and stored in one go: in one
+ * statement when the replica knows their signatures' ids (SignatureIdCache), else after a lookup of the ids (new
+ * signatures inserted in key order). The statement stores each failing result's signature (failure_results, which
+ * the run's groups read), the tests' link rows, and last, under the signatures' row locks taken in id order (held to
+ * the commit, as concurrent writes of the same failures meet there), the run's link rows and the signatures' counts,
+ * first and last seen (writeFailures). A link row a write adds raises its signature's `runs` or `tests`; nothing is
+ * counted again from results. The purge of deleted runs takes away what their results added, the same way
+ * (signatures-recount.ts).
  *
  * Occurrences count failing results as stored, attempts included (a test that failed, then passed on retry, met
  * the failure once): the number only grows with writes, as a late retry does not undo the failure that happened. The
