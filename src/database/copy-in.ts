@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { PoolClient } from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { EntityManager } from 'typeorm';
+import { transactionConnection } from './transaction-connection.js';
 
 /**
  * COPY … FROM STDIN on the connection of the caller's transaction: the cheapest way PostgreSQL takes rows
@@ -11,7 +11,7 @@ import type { EntityManager } from 'typeorm';
  * stored, once PostgreSQL has taken them all.
  */
 export async function copyIn(tx: EntityManager, statement: string, rows: CopyText | string[]): Promise<number> {
-  const client = (tx.queryRunner as unknown as { databaseConnection?: PoolClient } | undefined)?.databaseConnection;
+  const client = transactionConnection(tx);
   if (!client) {
     throw new Error('copyIn needs an EntityManager bound to a transaction');
   }

@@ -1,5 +1,5 @@
-import type { PoolClient } from 'pg';
 import type { EntityManager } from 'typeorm';
+import { transactionConnection } from './transaction-connection.js';
 
 /**
  * A statement of the write path run as a named prepared statement on the transaction's connection: PostgreSQL
@@ -13,11 +13,10 @@ export async function queryPrepared<T>(
   text: string,
   values: unknown[],
 ): Promise<T[]> {
-  const client = (tx as { queryRunner?: { databaseConnection?: PoolClient } }).queryRunner
-    ?.databaseConnection;
+  const client = transactionConnection(tx);
   if (!client) {
     const answer: T[] | [T[], number] = await tx.query(text, values);
-    return isUpdateAnswer(answer) ? answer[0] : (answer);
+    return isUpdateAnswer(answer) ? answer[0] : answer;
   }
   return (await client.query<T & object>({ name, text, values })).rows;
 }
