@@ -122,6 +122,45 @@ describe('test health statements, planned on a big table', () => {
     expect(nodes(plan.Plan).some((n) => n['Node Type'] === 'Hash')).toBe(false);
   });
 
+  it('reads a batch of close ids by the same range through its prepared statement, once it has a generic plan', async () => {
+    const repository = new TestHealthRepository(db);
+    const ids = Array.from({ length: 1000 }, (_, i) => String(26_001 + i));
+    const started = new Date();
+    const plan = await db.transaction(async (tx) => {
+      // The service's own path (a transaction's connection): a named prepared statement, planned generically after
+      // its first five runs when that plan costs no more than the custom ones.
+      for (let i = 0; i < 7; i++) {
+        await repository.read(
+          tx,
+          ids,
+          ids.map(() => true),
+          '9',
+          started,
+        );
+      }
+      const [prepared]: { generic_plans: string }[] = await tx.query(
+        `SELECT generic_plans FROM pg_prepared_statements WHERE name = 'test-health-read-range'`,
+      );
+      expect(Number(prepared.generic_plans)).toBeGreaterThan(0);
+      const [
+        {
+          'QUERY PLAN': [explained],
+        },
+      ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await tx.query(
+        // EXECUTE takes its arguments as literals (the test's own numbers and an ISO time).
+        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}')`,
+      );
+      return explained.Plan;
+    });
+    const onTable = nodes(plan).filter((n) => n['Relation Name'] === 'test_health');
+    expect(onTable.map((n) => [n['Node Type'], n['Index Name']])).toEqual([
+      ['Index Scan', 'test_health_pkey'],
+      ['Index Scan', 'test_health_pkey'],
+    ]);
+    expect(String(onTable[0]['Index Cond'])).toMatch(/test_id >= .* AND .*test_id <= /);
+    expect(nodes(plan).some((n) => n['Node Type'] === 'Hash')).toBe(false);
+  });
+
   it("keeps a failing test's update HOT while it fails again the same day (no index holds the instant)", async () => {
     const repository = new TestHealthRepository(db);
     const ids = Array.from({ length: 100 }, (_, i) => String(30_003 + i * 10));
