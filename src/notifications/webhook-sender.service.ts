@@ -121,13 +121,7 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
       }
       if (error instanceof RefusedAddressError) {
         // Refused at send time (the name now resolves to a private address): nothing was sent, nor will be.
-        await this.webhooks.markAttemptFailed(d, {
-          ...this.policy,
-          statusCode: null,
-          error: `Refused: ${error.message}`,
-          final: true,
-        });
-        this.metrics.webhookDeliveries.inc({ result: 'refused' });
+        await this.giveUp(d, `Refused: ${error.message}`, 'refused');
         this.logger.warn(`Webhook ${d.webhookId} delivery ${d.id} refused: ${error.message}`);
         return;
       }
@@ -141,13 +135,7 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
         secret = this.secrets.decrypt(d.secretEncrypted, d.webhookId);
       } catch (error) {
         // The encryption key changed: nothing can be signed until the webhook gets a new secret (delete and add).
-        await this.webhooks.markAttemptFailed(d, {
-          ...this.policy,
-          statusCode: null,
-          error: (error as Error).message,
-          final: true,
-        });
-        this.metrics.webhookDeliveries.inc({ result: 'failed' });
+        await this.giveUp(d, (error as Error).message, 'failed');
         this.logger.error(
           `Webhook ${d.webhookId}: its secret does not decrypt under the configured SVC_ENCRYPTION_KEY`,
         );
@@ -207,6 +195,21 @@ export class WebhookSenderService implements OnApplicationBootstrap, OnApplicati
       await this.deactivate(d, 'the receiver answered 410 Gone', false);
     } else if (Date.now() - outcome.failingSince.getTime() >= FAILING_LIMIT_MS) {
       await this.deactivate(d, 'its deliveries failed for 24 hours in a row', true);
+    }
+  }
+
+  /** A last attempt that sent nothing: recorded, and counted under `result`, only while the claim holds. */
+  private async giveUp(d: ClaimedDelivery, error: string, result: 'refused' | 'failed'): Promise<void> {
+    const outcome = await this.webhooks.markAttemptFailed(d, {
+      ...this.policy,
+      statusCode: null,
+      error,
+      final: true,
+    });
+    if (outcome) {
+      this.metrics.webhookDeliveries.inc({ result });
+    } else {
+      this.claimLost(d);
     }
   }
 
