@@ -18,6 +18,11 @@ export function isDeadlock(error: unknown): boolean {
   return sqlStateOf(error) === '40P01';
 }
 
+/** PostgreSQL's lock_not_available: a wait for a lock ended by lock_timeout (or a NOWAIT that found it taken). */
+export function isLockTimeout(error: unknown): boolean {
+  return sqlStateOf(error) === '55P03';
+}
+
 /** PostgreSQL's foreign_key_violation. */
 export function isForeignKeyViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23503';

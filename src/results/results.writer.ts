@@ -1,8 +1,9 @@
 import { hash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { Injectable } from '@nestjs/common';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
-import { isDeadlock, isUniqueViolation } from '../common/db-errors.js';
+import { isDeadlock, isLockTimeout, isUniqueViolation } from '../common/db-errors.js';
 import { stripFormatCharacters } from '../common/text.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
 import {
@@ -207,19 +208,26 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
  * column; answers those it inserted. The caller has just looked them up, so the INSERT is a plain one first (ON
  * CONFLICT's check and speculative insertion cost each row about a third more); when a concurrent writer stored one
  * meanwhile (a unique violation, once that writer committed), it steps back and inserts with ON CONFLICT DO
- * NOTHING, skipping those, which the caller then looks up. In identity order, so that two batches inserting the same
- * new tests cannot deadlock on each other; but a transaction that inserts new tests batch after batch (an import, a
- * V2 consumer's several batches) holds those of its earlier batches, and may meet a writer that waits for one of
- * them while holding one it needs: the one of the two PostgreSQL picks (deadlock detected) steps back from this
- * statement only and tries it again; by then the other, no longer waiting for it, goes on (and its deadlock check,
- * armed before, finds the cycle if the two still wait for each other, stepping it back in turn). The one stepping
- * back may meet the same batch-after-batch writer again at its next batch, so it tries up to DEADLOCK_TRIES times.
+ * NOTHING, skipping those, which the caller then looks up.
+ *
+ * In identity order, so that two statements inserting the same new tests cannot deadlock on each other. But a
+ * transaction that inserts new tests batch after batch (an import) holds those of its earlier batches, and a writer
+ * of one batch may wait for one of them while holding tests the import's next batch needs. PostgreSQL looks for a
+ * deadlock once a wait, deadlock_timeout (1 s) after it began: when the writer of one batch had waited that long
+ * before the import came to wait for it, only the import's look finds the cycle, at each try, and the import can
+ * never go on (it cannot let go of its earlier batches). So a writer of one batch (`stepBack`: its transaction
+ * holds no test case of its own before this statement) waits at most STEP_BACK_MS at a time: then it rolls back its
+ * statement, letting go of what it inserted, and tries again, until the test it waits for is committed. Two
+ * transactions that each hold new tests the other needs (two imports of the same new tests, two V2 deliveries of
+ * several runs) deadlock for good: the one PostgreSQL picks tries its statement again up to DEADLOCK_TRIES times
+ * (the other may be a writer that steps back), then fails.
  */
 async function insertTestCases(
   tx: Pick<EntityManager, 'query'>,
   projectId: string,
   identities: string[],
   latest: Map<string, ResultInput>,
+  stepBack: boolean,
 ): Promise<{ id: string; identity: string }[]> {
   const params = [
     projectId,
@@ -229,8 +237,10 @@ async function insertTestCases(
     identities.map((k) => latest.get(k)!.name),
   ];
   let skipStored = false;
+  // One round trip each, as without the timeout (several statements without parameters: the simple protocol).
+  const limit = stepBack ? `; SET LOCAL lock_timeout = ${STEP_BACK_MS}` : '';
   for (let tries = 1; ; tries++) {
-    await tx.query('SAVEPOINT test_cases_insert');
+    await tx.query(`SAVEPOINT test_cases_insert${limit}`);
     let rows: { id: string; identity: string }[];
     try {
       rows = await tx.query(
@@ -243,15 +253,23 @@ async function insertTestCases(
         params,
       );
     } catch (error) {
-      const retry = isUniqueViolation(error) ? !skipStored : isDeadlock(error);
-      if (!retry || tries >= DEADLOCK_TRIES) {
+      const steppedBack = stepBack && isLockTimeout(error);
+      const retry = steppedBack || (isUniqueViolation(error) ? !skipStored : isDeadlock(error));
+      if (!retry || (!steppedBack && tries >= DEADLOCK_TRIES)) {
         throw error;
       }
+      // Also ends the timeout (a setting made under a savepoint is undone with it).
       await tx.query('ROLLBACK TO SAVEPOINT test_cases_insert');
       skipStored = true;
+      if (steppedBack) {
+        // The writer waiting for what was let go takes it meanwhile.
+        await delay(STEP_BACK_PAUSE_MS);
+      }
       continue;
     }
-    await tx.query('RELEASE SAVEPOINT test_cases_insert');
+    await tx.query(
+      `RELEASE SAVEPOINT test_cases_insert${stepBack ? '; SET LOCAL lock_timeout TO DEFAULT' : ''}`,
+    );
     return rows.map((r) => ({ id: String(r.id), identity: r.identity }));
   }
 }
@@ -262,6 +280,14 @@ async function insertTestCases(
  * CI run gave up at five, with three writers of the same 400 new tests at once).
  */
 const DEADLOCK_TRIES = 20;
+
+/**
+ * How long a writer of one batch waits for a new test another transaction inserted before it steps back (see
+ * insertTestCases): well under PostgreSQL's deadlock_timeout, so that it lets go before the other's look for a deadlock.
+ */
+const STEP_BACK_MS = 200;
+/** How long it pauses then, its statement rolled back, before it tries again. */
+const STEP_BACK_PAUSE_MS = 20;
 
 /** Result ids a whole-run writer takes at a time (see openRun). */
 const ID_BLOCK = 10_000;
@@ -347,6 +373,9 @@ const MAX_TRIES = 5;
 @Injectable()
 export class ResultsWriter {
   private readonly testCaseCache = new TestCaseIdCache(200_000);
+  // The transactions that have written test cases (inserted or renamed), held until their commit: such a writer must
+  // not step back from an insert (see insertTestCases). A V2 delivery writes several runs in one transaction.
+  private readonly holdingTestCases = new WeakSet<object>();
 
   constructor(private readonly observers: ResultsObservers) {}
 
@@ -838,7 +867,12 @@ export class ResultsWriter {
     const missing = [...latest.keys()].filter((k) => !ids.has(k));
     if (missing.length) {
       await beforeSavepoint?.();
-      const inserted = await insertTestCases(tx, projectId, missing, latest);
+      // Only a writer of one batch (no savepoint to wait for: write) holding no test case of its own steps back.
+      const stepBack = !beforeSavepoint && !this.holdingTestCases.has(tx);
+      const inserted = await insertTestCases(tx, projectId, missing, latest, stepBack);
+      if (inserted.length) {
+        this.holdingTestCases.add(tx);
+      }
       for (const r of inserted) {
         ids.set(r.identity, r.id);
         created?.(r.id);
@@ -865,6 +899,7 @@ export class ResultsWriter {
           WHERE t.id = u.id`,
         [renamed.map((r) => r.id), renamed.map((r) => r.item.suite ?? ''), renamed.map((r) => r.item.name)],
       );
+      this.holdingTestCases.add(tx);
     }
     return testIds;
   }

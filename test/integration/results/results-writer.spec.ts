@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
+import { isDeadlock } from '../../../src/common/db-errors.js';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/entities.js';
 import { ResultsWriter, testIdentity } from '../../../src/results/results.writer.js';
@@ -240,8 +241,91 @@ describe(ResultsWriter.name, () => {
     );
     expect(rows).toHaveLength(1200);
     expect(rows.every((r) => String(r.test_id) === caseOf.get(r.name))).toBe(true);
-    // The whole run holds its earlier batches' new tests while the others wait for them: deadlocks, each found after
-    // PostgreSQL's deadlock_timeout (1 s) and stepped back from by one of the two.
+    // The whole run holds its earlier batches' new tests while the others wait for them, holding tests its next
+    // batches need: the writers of one batch step back (see the next test), or a deadlock is found.
+  }, 30_000);
+
+  it('lets a run written in batches go on when a writer of one batch waits for its first batch holding tests its next batch needs', async () => {
+    const [single, whole] = [await newRun(), await newRun()];
+    const itemsOf = (order: string[]) =>
+      order.map((name) => ({ name, suite: 'Cycle', status: 'PASSED' as const }));
+    // New tests are inserted in identity order: the writer of one batch holds every test but the last when it comes
+    // to wait for the last, which the whole run's first batch inserted; the whole run's second batch is the others.
+    const names = Array.from({ length: 50 }, (_, i) => `cycle ${i}`).sort((a, b) =>
+      testIdentity({ name: a, suite: 'Cycle' }) < testIdentity({ name: b, suite: 'Cycle' }) ? -1 : 1,
+    );
+    const [deadlockTimeout] = await db.query(
+      `SELECT setting::int AS ms FROM pg_settings WHERE name = 'deadlock_timeout'`,
+    );
+    let firstBatch!: () => void;
+    const wroteFirst = new Promise<void>((resolve) => (firstBatch = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const wholeRun = db.transaction(async (tx) => {
+      const writer = sut.openRun(tx, whole, 0);
+      await writer.add(itemsOf(names.slice(-1)));
+      firstBatch();
+      await held;
+      await writer.add(itemsOf(names.slice(0, -1)));
+      return writer.finish();
+    });
+    await wroteFirst;
+    const oneBatch = db.transaction(async (tx) => {
+      const outcome = await sut.write(tx, single, itemsOf(names));
+      // Its wait was limited for the insert only.
+      expect(await tx.query('SHOW lock_timeout')).toEqual([{ lock_timeout: '0' }]);
+      return outcome;
+    });
+    await waitingOnLock(db, 'INSERT INTO test_cases%');
+    // PostgreSQL looks for a deadlock once a wait, deadlock_timeout after it began: the one-batch writer's look is
+    // over, and finds none, before the whole run waits for it. Then only the whole run's own look finds the cycle,
+    // each time it tries again, unless the one-batch writer steps back by itself.
+    await new Promise((resolve) => setTimeout(resolve, deadlockTimeout.ms + 300));
+    release();
+    const outcomes = await Promise.all([oneBatch, wholeRun]);
+    expect(outcomes.map((o) => o.counts.total)).toEqual([50, 50]);
+    const cases: { id: string }[] = await db.query(
+      `SELECT id FROM test_cases WHERE project_id = $1 AND suite = 'Cycle'`,
+      [projectId],
+    );
+    expect(cases).toHaveLength(50);
+    const [{ tests }] = await db.query(
+      'SELECT count(DISTINCT test_id)::int AS tests FROM results WHERE run_id = ANY($1::bigint[])',
+      [[single.id, whole.id]],
+    );
+    expect(tests).toBe(50);
+  }, 30_000);
+
+  it('does not step back in a transaction holding test cases it wrote: two that need each other’s deadlock, one fails', async () => {
+    const runs = await Promise.all([newRun(), newRun(), newRun(), newRun()]);
+    const itemsOf = (name: string) => [{ name, suite: 'Held', status: 'PASSED' as const }];
+    let arrived = 0;
+    let bothHold!: () => void;
+    const holding = new Promise<void>((resolve) => (bothHold = resolve));
+    // As a V2 delivery of two runs: one write holding its new test, then one needing the other transaction's.
+    const deliver = (first: RunEntity, second: RunEntity, mine: string, theirs: string) =>
+      db.transaction(async (tx) => {
+        // Longer than a writer of one batch waits before it steps back: stepping back, the two would never meet.
+        await tx.query('SET LOCAL deadlock_timeout = 300');
+        await sut.write(tx, first, itemsOf(mine));
+        if (++arrived === 2) {
+          bothHold();
+        }
+        await holding;
+        return sut.write(tx, second, itemsOf(theirs));
+      });
+    const outcomes = await Promise.allSettled([
+      deliver(runs[0], runs[1], 'p', 'q'),
+      deliver(runs[2], runs[3], 'q', 'p'),
+    ]);
+    expect(outcomes.map((o) => o.status).sort()).toEqual(['fulfilled', 'rejected']);
+    const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')!;
+    expect(isDeadlock(failed.reason)).toBe(true);
+    const names: { name: string }[] = await db.query(
+      `SELECT name FROM test_cases WHERE project_id = $1 AND suite = 'Held' ORDER BY name`,
+      [projectId],
+    );
+    expect(names).toEqual([{ name: 'p' }, { name: 'q' }]);
   }, 30_000);
 
   it('stores a batch mixing new and known tests: known ones keep their test case, new ones get one each', async () => {
