@@ -3,12 +3,16 @@ import { jest } from '@jest/globals';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { AppError } from './app-error.js';
 
-/** What the filter answers for `exception`: status and body. */
-function answer(exception: unknown, req?: object): { status: number; body: unknown } {
+/** What the filter answers for `exception`: status and body (and the headers it sets, into `headers`). */
+function answer(
+  exception: unknown,
+  req?: object,
+  headers: Record<string, string> = {},
+): { status: number; body: unknown } {
   const sent: { status: number; body: unknown } = { status: 0, body: undefined };
   const res = {
     headersSent: false,
-    setHeader: () => res,
+    setHeader: (name: string, value: string) => ((headers[name] = value), res),
     status: (code: number) => ((sent.status = code), res),
     json: (body: unknown) => ((sent.body = body), res),
   };
@@ -79,6 +83,23 @@ describe(AllExceptionsFilter.name, () => {
       message: expect.stringMatching(/took longer than the database allows/),
     });
     expect(JSON.stringify(body)).not.toMatch(/canceling|statement timeout/);
+  });
+
+  it('answers a transaction rolled back for a concurrent one (deadlock, serialization, lock timeout) 503, retry after 1 s', () => {
+    for (const [code, message] of [
+      ['40P01', 'deadlock detected'],
+      ['40001', 'could not serialize access due to concurrent update'],
+      ['55P03', 'canceling statement due to lock timeout'],
+    ]) {
+      const headers: Record<string, string> = {};
+      const sent = answer(databaseError(code, message), undefined, headers);
+      expect(sent).toEqual({
+        status: 503,
+        body: { status: 503, error: 'Service Unavailable', message: expect.stringMatching(/rolled back whole.*retry it/) },
+      });
+      expect(headers).toEqual({ 'Retry-After': '1' });
+      expect(JSON.stringify(sent.body)).not.toMatch(/deadlock|serialize|lock timeout/);
+    }
   });
 
   it('answers an AppError with its own status and message', () => {

@@ -2,7 +2,7 @@ import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logge
 import type { Request, Response } from 'express';
 import { AppError, HTTP_STATUS_OF } from './app-error.js';
 import { clientGone } from './client-gone.js';
-import { isDataException, QUERY_CANCELED, sqlStateOf } from './db-errors.js';
+import { isDataException, isTransactionConflict, QUERY_CANCELED, sqlStateOf } from './db-errors.js';
 import { errorBody } from './error-body.js';
 import { unavailablePart } from './outages.js';
 
@@ -30,6 +30,10 @@ export class AllExceptionsFilter implements ExceptionFilter {
     const req = http.getRequest<Request | undefined>();
     if (sqlStateOf(exception) === QUERY_CANCELED) {
       this.answerCancelled(exception as Error, res);
+      return;
+    }
+    if (isTransactionConflict(exception)) {
+      this.answerConflict(exception as Error, res);
       return;
     }
     const gone = clientGone(exception, req);
@@ -85,6 +89,31 @@ export class AllExceptionsFilter implements ExceptionFilter {
         errorBody(
           503,
           'The request took longer than the database allows and was cancelled; narrow it (a filter, a smaller page) or retry later',
+        ),
+      );
+  }
+
+  /**
+   * A transaction PostgreSQL rolled back because of a concurrent one (a deadlock between two writers of the same
+   * tests, a serialization failure, a lock not granted in time): nothing of the request was stored and the same
+   * request can go through a moment later, so a 503 with a short Retry-After (the `tms` command retries a 503), not a
+   * 500 with a stack.
+   */
+  private answerConflict(exception: Error, res: Response): void {
+    this.logger.warn(
+      `503, the transaction met a concurrent one (SQLSTATE ${sqlStateOf(exception)}): ${exception.message}`,
+    );
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    res.setHeader('Retry-After', '1');
+    res
+      .status(503)
+      .json(
+        errorBody(
+          503,
+          'The request met a concurrent write of the same data and was rolled back whole (nothing of it was stored); retry it',
         ),
       );
   }

@@ -23,6 +23,15 @@ export function isLockTimeout(error: unknown): boolean {
   return sqlStateOf(error) === '55P03';
 }
 
+/**
+ * A transaction that lost to a concurrent one and was rolled back whole, its data not at fault: a deadlock, a
+ * serialization failure, or a lock not granted within lock_timeout. Trying it again is what to do.
+ */
+export function isTransactionConflict(error: unknown): boolean {
+  const code = sqlStateOf(error);
+  return code === '40P01' || code === '40001' || code === '55P03';
+}
+
 /** PostgreSQL's foreign_key_violation. */
 export function isForeignKeyViolation(error: unknown): boolean {
   return sqlStateOf(error) === '23503';
