@@ -217,10 +217,11 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
  * before the import came to wait for it, only the import's look finds the cycle, at each try, and the import can
  * never go on (it cannot let go of its earlier batches). So a writer of one batch (`stepBack`: its transaction
  * holds no test case of its own before this statement) waits at most STEP_BACK_MS at a time: then it rolls back its
- * statement, letting go of what it inserted, and tries again, until the test it waits for is committed. Two
- * transactions that each hold new tests the other needs (two imports of the same new tests, two V2 deliveries of
- * several runs) deadlock for good: the one PostgreSQL picks tries its statement again up to DEADLOCK_TRIES times
- * (the other may be a writer that steps back), then fails.
+ * statement, letting go of what it inserted, and tries again, until the test it waits for is committed (or for the
+ * statement timeout in all, as one wait would: then a lock timeout, a 503). Two transactions that each hold new
+ * tests the other needs (two imports of the same new tests, two V2 deliveries of several runs) deadlock for good:
+ * the one PostgreSQL picks tries its statement again up to DEADLOCK_TRIES times (the other may be a writer that
+ * steps back), then fails.
  */
 async function insertTestCases(
   tx: Pick<EntityManager, 'query'>,
@@ -239,6 +240,9 @@ async function insertTestCases(
   let skipStored = false;
   // One round trip each, as without the timeout (several statements without parameters: the simple protocol).
   const limit = stepBack ? `; SET LOCAL lock_timeout = ${STEP_BACK_MS}` : '';
+  // Stepping back, the writer waits no longer in all than one wait could: the statement timeout (0: none).
+  const waitingSince = Date.now();
+  let longest: number | undefined;
   for (let tries = 1; ; tries++) {
     await tx.query(`SAVEPOINT test_cases_insert${limit}`);
     let rows: { id: string; identity: string }[];
@@ -262,6 +266,11 @@ async function insertTestCases(
       await tx.query('ROLLBACK TO SAVEPOINT test_cases_insert');
       skipStored = true;
       if (steppedBack) {
+        longest ??= await statementTimeoutMs(tx);
+        if (longest > 0 && Date.now() - waitingSince >= longest) {
+          // A lock not granted in time: the request answers 503, retry (all-exceptions.filter.ts).
+          throw error;
+        }
         // The writer waiting for what was let go takes it meanwhile.
         await delay(STEP_BACK_PAUSE_MS);
       }
@@ -272,6 +281,14 @@ async function insertTestCases(
     );
     return rows.map((r) => ({ id: String(r.id), identity: r.identity }));
   }
+}
+
+/** The transaction's statement_timeout, in milliseconds (0: none). Read once a writer steps back (a rare path). */
+async function statementTimeoutMs(tx: Pick<EntityManager, 'query'>): Promise<number> {
+  const [{ ms }]: { ms: number }[] = await tx.query(
+    `SELECT setting::int AS ms FROM pg_settings WHERE name = 'statement_timeout'`,
+  );
+  return ms;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { isDeadlock } from '../../../src/common/db-errors.js';
+import { isDeadlock, isLockTimeout } from '../../../src/common/db-errors.js';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/entities.js';
 import { ResultsWriter, testIdentity } from '../../../src/results/results.writer.js';
@@ -295,6 +295,34 @@ describe(ResultsWriter.name, () => {
     );
     expect(tests).toBe(50);
   }, 30_000);
+
+  it('steps back for no longer in all than the statement timeout, then fails with a lock timeout', async () => {
+    const [single, whole] = [await newRun(), await newRun()];
+    const items = [{ name: 'held long', suite: 'Long', status: 'PASSED' as const }];
+    let firstBatch!: () => void;
+    const wroteFirst = new Promise<void>((resolve) => (firstBatch = resolve));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const wholeRun = db.transaction(async (tx) => {
+      const writer = sut.openRun(tx, whole, 0);
+      await writer.add(items);
+      firstBatch();
+      await held;
+      return writer.finish();
+    });
+    await wroteFirst;
+    const started = Date.now();
+    const waited = db.transaction(async (tx) => {
+      await tx.query('SET LOCAL statement_timeout = 700');
+      return sut.write(tx, single, items);
+    });
+    expect(isLockTimeout(await waited.catch((error: unknown) => error))).toBe(true);
+    // Several steps back (200 ms each), then no more once 700 ms had gone.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(700);
+    expect(Date.now() - started).toBeLessThan(3000);
+    release();
+    expect((await wholeRun).counts.total).toBe(1);
+  });
 
   it('does not step back in a transaction holding test cases it wrote: two that need each other’s deadlock, one fails', async () => {
     const runs = await Promise.all([newRun(), newRun(), newRun(), newRun()]);
