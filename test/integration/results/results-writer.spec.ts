@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import { DataSource, type EntityManager } from 'typeorm';
 import { isDeadlock, isLockTimeout } from '../../../src/common/db-errors.js';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/entities.js';
-import { ResultsWriter, testIdentity } from '../../../src/results/results.writer.js';
+import { ResultsWriter, type RunWriter, testIdentity } from '../../../src/results/results.writer.js';
 import { ResultsObservers, type TestOutcome } from '../../../src/results/results-observers.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { ResultsWithoutIdIndex1764640000000 } from '../../../migrations/1764640000000-ResultsWithoutIdIndex.js';
@@ -182,21 +182,16 @@ describe(ResultsWriter.name, () => {
   it('gives two concurrent writers of the same new test one test case', async () => {
     const [first, second] = [await newRun(), await newRun()];
     const items = [{ name: 'born twice', suite: 'Race', status: 'PASSED' as const }];
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let written!: () => void;
-    const wrote = new Promise<void>((resolve) => (written = resolve));
-    const one = db.transaction(async (tx) => {
-      await sut.write(tx, first, items);
-      written();
-      await held;
-    });
-    await wrote;
+    const one = await holdOpen(
+      db,
+      (tx) => sut.write(tx, first, items),
+      async () => undefined,
+    );
     // The second writer does not see the first one's test case yet, and waits on it at the unique index.
     const two = db.transaction((tx) => sut.write(tx, second, items));
     await waitingOnLock(db, 'INSERT INTO test_cases%');
-    release();
-    await one;
+    one.release();
+    await one.done;
     await two;
     const cases = await db.getRepository(TestCaseEntity).findBy({ projectId, name: 'born twice' });
     expect(cases).toHaveLength(1);
@@ -257,19 +252,15 @@ describe(ResultsWriter.name, () => {
     const [deadlockTimeout] = await db.query(
       `SELECT setting::int AS ms FROM pg_settings WHERE name = 'deadlock_timeout'`,
     );
-    let firstBatch!: () => void;
-    const wroteFirst = new Promise<void>((resolve) => (firstBatch = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const wholeRun = db.transaction(async (tx) => {
-      const writer = sut.openRun(tx, whole, 0);
-      await writer.add(itemsOf(names.slice(-1)));
-      firstBatch();
-      await held;
-      await writer.add(itemsOf(names.slice(0, -1)));
-      return writer.finish();
-    });
-    await wroteFirst;
+    let writer!: RunWriter;
+    const wholeRun = await holdOpen(
+      db,
+      (tx) => (writer = sut.openRun(tx, whole, 0)).add(itemsOf(names.slice(-1))),
+      async () => {
+        await writer.add(itemsOf(names.slice(0, -1)));
+        return writer.finish();
+      },
+    );
     const oneBatch = db.transaction(async (tx) => {
       const outcome = await sut.write(tx, single, itemsOf(names));
       // Its wait was limited for the insert only.
@@ -281,8 +272,8 @@ describe(ResultsWriter.name, () => {
     // over, and finds none, before the whole run waits for it. Then only the whole run's own look finds the cycle,
     // each time it tries again, unless the one-batch writer steps back by itself.
     await new Promise((resolve) => setTimeout(resolve, deadlockTimeout.ms + 300));
-    release();
-    const outcomes = await Promise.all([oneBatch, wholeRun]);
+    wholeRun.release();
+    const outcomes = await Promise.all([oneBatch, wholeRun.done]);
     expect(outcomes.map((o) => o.counts.total)).toEqual([50, 50]);
     const cases: { id: string }[] = await db.query(
       `SELECT id FROM test_cases WHERE project_id = $1 AND suite = 'Cycle'`,
@@ -299,18 +290,12 @@ describe(ResultsWriter.name, () => {
   it('steps back for no longer in all than the statement timeout, then fails with a lock timeout', async () => {
     const [single, whole] = [await newRun(), await newRun()];
     const items = [{ name: 'held long', suite: 'Long', status: 'PASSED' as const }];
-    let firstBatch!: () => void;
-    const wroteFirst = new Promise<void>((resolve) => (firstBatch = resolve));
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    const wholeRun = db.transaction(async (tx) => {
-      const writer = sut.openRun(tx, whole, 0);
-      await writer.add(items);
-      firstBatch();
-      await held;
-      return writer.finish();
-    });
-    await wroteFirst;
+    let writer!: RunWriter;
+    const wholeRun = await holdOpen(
+      db,
+      (tx) => (writer = sut.openRun(tx, whole, 0)).add(items),
+      () => writer.finish(),
+    );
     const started = Date.now();
     const waited = db.transaction(async (tx) => {
       await tx.query('SET LOCAL statement_timeout = 700');
@@ -320,8 +305,8 @@ describe(ResultsWriter.name, () => {
     // Several steps back (200 ms each), then no more once 700 ms had gone.
     expect(Date.now() - started).toBeGreaterThanOrEqual(700);
     expect(Date.now() - started).toBeLessThan(3000);
-    release();
-    expect((await wholeRun).counts.total).toBe(1);
+    wholeRun.release();
+    expect((await wholeRun.done).counts.total).toBe(1);
   });
 
   it('does not step back in a transaction holding test cases it wrote: two that need each other’s deadlock, one fails', async () => {
@@ -992,6 +977,29 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
 });
 
 /** Resolves once a statement starting like `pattern` (LIKE) waits on a lock in this database. */
+/**
+ * Runs `before` in a transaction, then holds the transaction open (its locks with it) until `release`, then runs
+ * `after` in it; answers once `before` is done, with `done`, what the transaction answers.
+ */
+async function holdOpen<T>(
+  db: DataSource,
+  before: (tx: EntityManager) => Promise<unknown>,
+  after: (tx: EntityManager) => Promise<T>,
+): Promise<{ release: () => void; done: Promise<T> }> {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  let ready!: () => void;
+  const wrote = new Promise<void>((resolve) => (ready = resolve));
+  const done = db.transaction(async (tx) => {
+    await before(tx);
+    ready();
+    await held;
+    return after(tx);
+  });
+  await Promise.race([wrote, done]);
+  return { release, done };
+}
+
 async function waitingOnLock(db: DataSource, pattern: string): Promise<void> {
   const query = `SELECT 1 FROM pg_stat_activity
                   WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
