@@ -1,5 +1,5 @@
 import { AppError, ErrorCode } from '../../common/app-error.js';
-import { sqlStateOf } from '../../common/db-errors.js';
+import { isTransactionConflict } from '../../common/db-errors.js';
 import { isDatabaseAway } from '../../common/outages.js';
 import type { BatchHandler, IngestMessage } from './ingest-queue.js';
 
@@ -66,9 +66,6 @@ export async function runBatch<T>(
   return outcome;
 }
 
-// Serialization failure and deadlock: the data is fine, another try will do.
-const RETRY_SQLSTATE = /^(40001|40P01)$/;
-
 /**
  * Whether a handler failure is the infrastructure's (retry later, uncounted) rather than the message's: a
  * dependency unavailable, the database away, or a conflict that a retry resolves.
@@ -77,7 +74,8 @@ export function isTransient(error: unknown): boolean {
   if (error instanceof AppError) {
     return error.code === ErrorCode.UNAVAILABLE;
   }
-  return isDatabaseAway(error) || RETRY_SQLSTATE.test(sqlStateOf(error) ?? '');
+  // A deadlock, a serialization failure, a lock not granted in time: the data is fine, another try will do.
+  return isDatabaseAway(error) || isTransactionConflict(error);
 }
 
 /** Capped exponential backoff with ±20 % jitter, so replicas do not retry in lockstep. */
