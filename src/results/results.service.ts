@@ -3,6 +3,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { stripFormatCharacters } from '../common/text.js';
+import { retryConflicts } from '../database/conflict-retry.js';
 import { Page, pageRequest, toPage } from '../common/paging/page.js';
 import type { PageQueryDto } from '../common/paging/page-query.dto.js';
 import type {
@@ -94,20 +95,25 @@ export class ResultsService {
     return toRunDto(await this.found(runId));
   }
 
-  /** All or nothing: the batch was validated whole before this, and is written in one transaction. */
+  /**
+   * All or nothing: the batch was validated whole before this, and is written in one transaction; tried again when a
+   * concurrent writer of the same tests made PostgreSQL roll it back (a deadlock: nothing was stored).
+   */
   async addResults(runId: string, dto: AddResultsDto): Promise<{ ids: number[] }> {
     const items: ResultInput[] = dto.results;
-    const outcome = await this.runs.transaction(async (tx) => {
-      const run = await this.runs.runIn(tx, runId);
-      if (!run) {
-        throw AppError.notFound(`Run ${runId} not found`);
-      }
-      if (run.status === 'FINISHED') {
-        throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
-      }
-      const written = await this.writer.write(tx, run, items);
-      return { run, ...written, ...(await this.withStoredIds(tx, run, items, written.ids)) };
-    });
+    const outcome = await retryConflicts(() =>
+      this.runs.transaction(async (tx) => {
+        const run = await this.runs.runIn(tx, runId);
+        if (!run) {
+          throw AppError.notFound(`Run ${runId} not found`);
+        }
+        if (run.status === 'FINISHED') {
+          throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
+        }
+        const written = await this.writer.write(tx, run, items);
+        return { run, ...written, ...(await this.withStoredIds(tx, run, items, written.ids)) };
+      }),
+    );
     this.writer.remember([outcome]);
     this.emit({
       projectId: outcome.run.projectId,

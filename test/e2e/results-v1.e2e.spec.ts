@@ -338,4 +338,56 @@ describe('Test results, V1', () => {
     expect(res.body).toEqual({ status: 400, error: 'Bad Request', message: expect.any(String) });
     expect(await projects()).toBe(before);
   });
+
+  it('stores a batch PostgreSQL rolled back for a deadlock with another writer by writing it again: 201, not 503', async () => {
+    const newRun = async () =>
+      (await api(reporterToken).post(`/api/projects/${projectId}/runs`, { name: 'deadlocked' }).expect(201)).body
+        .id as number;
+    const [first, second] = [await newRun(), await newRun()];
+    const failing = { name: 'locked out', suite: 'Deadlock', status: 'FAILED' };
+    // A failing test: its next failure updates its health row.
+    await api(reporterToken).post(`/api/runs/${first}/results`, { results: [failing] }).expect(201);
+    const [{ id: testId }]: { id: string }[] = await svc.dataSource.query(
+      `SELECT id FROM test_cases WHERE project_id = $1 AND name = 'locked out'`,
+      [projectId],
+    );
+    const uuid = randomUUID();
+    const other = svc.dataSource.createQueryRunner();
+    await other.connect();
+    try {
+      await other.startTransaction();
+      // The batch's writer looks for the deadlock first (after 1 s) and is the one rolled back.
+      await other.query(`SET LOCAL deadlock_timeout = '10s'`);
+      await other.query('SELECT 1 FROM test_health WHERE test_id = $1 FOR UPDATE', [testId]);
+      const posted = api(reporterToken)
+        .post(`/api/runs/${second}/results`, { results: [{ ...failing, uuid }] })
+        .then((response) => response);
+      await waitingOnLock('UPDATE test_health%');
+      // The batch holds its result's UUID and waits for the health row; this transaction now waits for the UUID.
+      await other.query(
+        `INSERT INTO results (run_id, project_id, test_id, uuid, name, status, outcome)
+         VALUES ($1, $2, $3, $4, 'locked out', 'FAILED', false)`,
+        [first, projectId, testId, uuid],
+      );
+      // The batch was rolled back (the insert went through); its second try waits for this transaction's end.
+      await other.rollbackTransaction();
+      const response = await posted;
+      expect(response.status).toBe(201);
+      const stored: { run_id: string }[] = await svc.dataSource.query(
+        'SELECT run_id FROM results WHERE project_id = $1 AND uuid = $2',
+        [projectId, uuid],
+      );
+      expect(stored).toEqual([{ run_id: String(second) }]);
+    } finally {
+      await other.release();
+    }
+  });
+
+  async function waitingOnLock(pattern: string): Promise<void> {
+    const query = `SELECT 1 FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE $1`;
+    while (!(await svc.dataSource.query(query, [pattern])).length) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
 });
