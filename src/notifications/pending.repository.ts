@@ -43,7 +43,8 @@ export class PendingRepository {
    * over (SKIP LOCKED: another replica announcing them, or the sweep), unless `wait`. A run's finish announces with
    * `wait`: a second finish of the run on another replica may have claimed its row and, the gate not stored yet,
    * leave it owed; passing over it there left it to the sweep, a minute or two later. The wait is bounded (5 s):
-   * what holds the row longer is the sweep, which announces it.
+   * what holds the row longer is the sweep, which announces it. The bound is this statement's only: what the
+   * announcement writes after it waits as any write does.
    */
   async claim(tx: EntityManager, scope: PendingScope, wait: boolean): Promise<PendingEvent[]> {
     const [column, value] =
@@ -55,10 +56,14 @@ export class PendingRepository {
     if (wait) {
       await tx.query(`SET LOCAL lock_timeout = '5s'`);
     }
-    return tx.query(
+    const claimed: PendingEvent[] = await tx.query(
       `SELECT ${COLUMNS} FROM pending_notifications WHERE ${column} = $1 ORDER BY id FOR UPDATE${wait ? '' : ' SKIP LOCKED'}`,
       [value],
     );
+    if (wait) {
+      await tx.query('SET LOCAL lock_timeout TO DEFAULT');
+    }
+    return claimed;
   }
 
   /** The ids of owed events past the grace period that no transaction holds now (the sweep's list). */
