@@ -18,6 +18,11 @@ export function isDeadlock(error: unknown): boolean {
   return sqlStateOf(error) === '40P01';
 }
 
+/** PostgreSQL's serialization_failure. */
+export function isSerializationFailure(error: unknown): boolean {
+  return sqlStateOf(error) === '40001';
+}
+
 /** PostgreSQL's lock_not_available: a wait for a lock ended by lock_timeout (or a NOWAIT that found it taken). */
 export function isLockTimeout(error: unknown): boolean {
   return sqlStateOf(error) === '55P03';
@@ -28,8 +33,7 @@ export function isLockTimeout(error: unknown): boolean {
  * serialization failure, or a lock not granted within lock_timeout. Trying it again is what to do.
  */
 export function isTransactionConflict(error: unknown): boolean {
-  const code = sqlStateOf(error);
-  return code === '40P01' || code === '40001' || code === '55P03';
+  return isDeadlock(error) || isSerializationFailure(error) || isLockTimeout(error);
 }
 
 /** PostgreSQL's foreign_key_violation. */

@@ -1,8 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { isDeadlock, sqlStateOf } from '../common/db-errors.js';
-
-/** PostgreSQL's serialization_failure. */
-const SERIALIZATION_FAILURE = '40001';
+import { isDeadlock, isSerializationFailure } from '../common/db-errors.js';
 
 /**
  * Runs `transaction` (a whole transaction, its input in memory) again when PostgreSQL rolled it back for a concurrent
@@ -16,7 +13,7 @@ export async function retryConflicts<T>(transaction: () => Promise<T>, tries = C
     try {
       return await transaction();
     } catch (error) {
-      const conflict = isDeadlock(error) || sqlStateOf(error) === SERIALIZATION_FAILURE;
+      const conflict = isDeadlock(error) || isSerializationFailure(error);
       if (!conflict || attempt >= tries) {
         throw error;
       }
