@@ -1,4 +1,4 @@
-import { type ApiCall, WebHarness } from './harness.js';
+import { type ApiCall, WebHarness, WIDTHS } from './harness.js';
 import { WebhookReceiver } from '../support/webhook-receiver.js';
 
 /**
@@ -86,6 +86,16 @@ describe('Notifications, in the browser', () => {
     const failing = page.getByRole('table', { name: /Deliveries of the webhook/ });
     await failing.getByText('HTTP 503').first().waitFor();
     await ui.check(page, 'notifications-failing');
+    // On a phone each delivery is stacked, its answer and Redeliver in view without scrolling the table sideways.
+    await page.setViewportSize(WIDTHS.phone);
+    for (const part of [
+      failing.getByText('HTTP 503').first(),
+      failing.getByRole('button', { name: /^Redeliver/ }).first(),
+    ]) {
+      const box = (await part.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(WIDTHS.phone.width);
+    }
+    await page.setViewportSize(WIDTHS.desktop);
   }, 120_000);
 
   it('lets a member ask for mail on the project page', async () => {

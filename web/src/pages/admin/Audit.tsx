@@ -92,7 +92,7 @@ export function AdminAudit() {
         {(data) => (
           <>
             <div className="table-wrap">
-              <table className="audit">
+              <table className="audit stacked">
                 <thead>
                   <tr>
                     <th scope="col">When</th>

@@ -69,7 +69,7 @@ export function Deliveries({
         {(data) => (
           <>
             <div className="table-wrap">
-              <table className="deliveries-table">
+              <table className="deliveries-table stacked">
                 <caption className="visually-hidden">Deliveries of the webhook to {webhook.url}</caption>
                 <thead>
                   <tr>
@@ -98,8 +98,8 @@ export function Deliveries({
                           </span>
                         ) : null}
                       </td>
-                      <td>{d.attempts}</td>
-                      <td className="delivery-response">
+                      <td data-label="Attempts">{d.attempts}</td>
+                      <td className="delivery-response" data-label={d.attempts ? 'Response' : undefined}>
                         {d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : d.attempts ? '—' : ''}
                         {d.lastError && d.lastError !== `HTTP ${d.lastStatusCode}` ? (
                           <span className="hint block delivery-error">{d.lastError}</span>
