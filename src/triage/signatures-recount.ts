@@ -13,9 +13,9 @@ import type { DeletedFailures } from '../results/results-observers.js';
  * 3. The signatures, row-locked in id order FOR NO KEY UPDATE as the writer locks them (the link rows a concurrent
  *    write has just inserted hold KEY SHARE locks on them), with the signatures that took a suggestion from one about
  *    to be left without occurrences (their rows change when it goes): occurrences, tests and runs lose what went, and a
- *    signature that lost a run link has its first and last seen read again from the run links left
- *    (ix_failure_signature_runs_seen: two index probes). While the deleted runs' purge goes on, those may still name
- *    one of them; they are exact once it is through, as the counts are.
+ *    signature whose first (last) run lost its link row has its first (last) seen read again from the run links
+ *    left (ix_failure_signature_runs_seen: an index probe each). While the deleted runs' purge goes on, those may still
+ *    name one of them; they are exact once it is through, as the counts are.
  * 4. The signatures left without occurrences go: the suggestions they made stay as triage and issue of their own
  *    (they are no suggestion any more), and their link rows go with them. A signature a concurrent write holds (FOR KEY
  *    SHARE: it is adding occurrences to it, or suggesting from it) is passed over (SKIP LOCKED) rather than waited for,
@@ -44,6 +44,7 @@ export async function recountSignatures(
   const testsGone = await takeAway(tx, 'failure_signature_tests', 'test_id', signatureIds, testIds, counts);
   // 2. The runs' link rows.
   const runsGone = await takeAway(tx, 'failure_signature_runs', 'run_id', signatureIds, runIds, counts);
+  const goneRuns = new Map(runsGone.map((r) => [String(r.signature_id), new Set(r.gone.map(String))]));
   // 3. The signatures: what each lost.
   const lost = new Map<string, { occurrences: number; tests: number; runs: number }>();
   const of = (id: string) => {
@@ -58,7 +59,7 @@ export async function recountSignatures(
   testsGone.forEach((r) => (of(String(r.signature_id)).tests += r.n));
   runsGone.forEach((r) => (of(String(r.signature_id)).runs += r.n));
   const ids = [...lost.keys()];
-  const lostArgs = [
+  const lostArgs: (string[] | number[] | boolean[])[] = [
     ids,
     ids.map((id) => lost.get(id)!.occurrences),
     ids.map((id) => lost.get(id)!.tests),
@@ -66,8 +67,8 @@ export async function recountSignatures(
   ];
   // Locked in id order with the signatures suggested from one about to be left without occurrences (occurrences
   // only grow meanwhile: those that reach none below are among these).
-  await tx.query(
-    `SELECT 1 FROM failure_signatures
+  const held: { id: string; first_run_id: string; last_run_id: string }[] = await tx.query(
+    `SELECT id, first_run_id, last_run_id FROM failure_signatures
       WHERE id = ANY(ARRAY(
               SELECT unnest($1::bigint[])
                UNION
@@ -77,18 +78,25 @@ export async function recountSignatures(
       ORDER BY id FOR NO KEY UPDATE`,
     lostArgs.slice(0, 2),
   );
+  // First and last seen are read again only where the run they name lost its link row (the others stay the least
+  // and the greatest of the run links left): retention deletes the oldest runs, seldom a signature's last.
+  const ends = new Map(held.map((h) => [String(h.id), h]));
+  const rereads = (end: 'first_run_id' | 'last_run_id') =>
+    ids.map((id) => goneRuns.get(id)?.has(String(ends.get(id)?.[end])) ?? false);
+  lostArgs.push(rereads('first_run_id'), rereads('last_run_id'));
   const [recounted]: [{ id: string; occurrences: string }[], number] = await tx.query(
     `UPDATE failure_signatures s
         SET occurrences = s.occurrences - u.occurrences, tests = s.tests - u.tests, runs = s.runs - u.runs,
             first_run_id = coalesce(f.run_id, s.first_run_id), first_seen_at = coalesce(f.started_at, s.first_seen_at),
             last_run_id = coalesce(l.run_id, s.last_run_id), last_seen_at = coalesce(l.started_at, s.last_seen_at)
-       FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[]) AS u(id, occurrences, tests, runs)
+       FROM unnest($1::bigint[], $2::bigint[], $3::int[], $4::int[], $5::boolean[], $6::boolean[])
+              AS u(id, occurrences, tests, runs, first_gone, last_gone)
        LEFT JOIN LATERAL (
          SELECT run_id, started_at FROM failure_signature_runs
-          WHERE signature_id = u.id AND u.runs > 0 ORDER BY started_at, run_id LIMIT 1) f ON true
+          WHERE signature_id = u.id AND u.first_gone ORDER BY started_at, run_id LIMIT 1) f ON true
        LEFT JOIN LATERAL (
          SELECT run_id, started_at FROM failure_signature_runs
-          WHERE signature_id = u.id AND u.runs > 0 ORDER BY started_at DESC, run_id DESC LIMIT 1) l ON true
+          WHERE signature_id = u.id AND u.last_gone ORDER BY started_at DESC, run_id DESC LIMIT 1) l ON true
       WHERE s.id = u.id
       RETURNING s.id, s.occurrences`,
     lostArgs,
@@ -117,7 +125,7 @@ export async function recountSignatures(
 
 /**
  * The link rows (`table`: by signature and `column`, a test or a run) lose `counts` of their occurrences, summed by
- * key, and go when none is left; answers how many went, by signature.
+ * key, and go when none is left; answers how many went, and which (their `column`), by signature.
  */
 async function takeAway(
   tx: EntityManager,
@@ -126,7 +134,7 @@ async function takeAway(
   signatureIds: readonly string[],
   keys: readonly string[],
   counts: readonly number[],
-): Promise<{ signature_id: string; n: number }[]> {
+): Promise<{ signature_id: string; n: number; gone: string[] }[]> {
   return tx.query(
     `WITH u AS (
        SELECT signature_id, ${column}, sum(n)::int AS n
@@ -135,11 +143,11 @@ async function takeAway(
      gone AS (
        DELETE FROM ${table} l USING u
         WHERE l.signature_id = u.signature_id AND l.${column} = u.${column} AND l.occurrences <= u.n
-       RETURNING l.signature_id),
+       RETURNING l.signature_id, l.${column} AS key),
      kept AS (
        UPDATE ${table} l SET occurrences = l.occurrences - u.n FROM u
         WHERE l.signature_id = u.signature_id AND l.${column} = u.${column} AND l.occurrences > u.n)
-     SELECT signature_id, count(*)::int AS n FROM gone GROUP BY signature_id`,
+     SELECT signature_id, count(*)::int AS n, array_agg(key) AS gone FROM gone GROUP BY signature_id`,
     [signatureIds, keys, counts],
   );
 }

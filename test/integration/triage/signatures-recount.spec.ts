@@ -185,6 +185,37 @@ describe('failure signatures recounted as results are deleted', () => {
     expect(await links(k.id)).toEqual({ runs: [[r2, 1]], tests: [['1', 1]] });
   });
 
+  it('reads first and last seen again only when the run they name loses its link', async () => {
+    const [r1, r2, r3] = [await newRun(), await newRun(), await newRun()];
+    for (const run of [r1, r2, r3]) {
+      await db.transaction((tx) => write(tx, run, [['4', 'K9']]));
+    }
+    const k = (await signature('K9'))!;
+    expect(k).toMatchObject({ runs: 3, first_run_id: r1, last_run_id: r3 });
+    // A run between them: first and last stay.
+    await db.transaction(async (tx) => recountSignatures(tx, await deleteFailures(tx, r2)));
+    expect(await signature('K9')).toMatchObject({
+      occurrences: '2',
+      runs: 2,
+      first_run_id: r1,
+      last_run_id: r3,
+    });
+    // The newest (DELETE /api/runs/{id}): last seen goes back to the run left.
+    await db.transaction(async (tx) => recountSignatures(tx, await deleteFailures(tx, r3)));
+    const [{ started_at }] = await db.query('SELECT started_at FROM runs WHERE id = $1', [r1]);
+    expect(await signature('K9')).toMatchObject({
+      occurrences: '1',
+      runs: 1,
+      first_run_id: r1,
+      last_run_id: r1,
+    });
+    const [seen] = await db.query(
+      'SELECT first_seen_at, last_seen_at FROM failure_signatures WHERE id = $1',
+      [k.id],
+    );
+    expect(seen).toEqual({ first_seen_at: started_at, last_seen_at: started_at });
+  });
+
   it('passes over a signature a write holds rather than wait for it, and leaves it to that write', async () => {
     const [r1, r2] = [await newRun(), await newRun()];
     await db.transaction((tx) => write(tx, r1, [['1', 'K2']]));
