@@ -29,6 +29,7 @@ import { PendingNotifications1795830000000 } from './1795830000000-PendingNotifi
 import { TestHealthWithoutForeignKey1795840000000 } from './1795840000000-TestHealthWithoutForeignKey.js';
 import { TestCaseIdentityFirst1795850000000 } from './1795850000000-TestCaseIdentityFirst.js';
 import { TestHealthLastFailedByDay1795860000000 } from './1795860000000-TestHealthLastFailedByDay.js';
+import { RunPurgeStarted1795870000000 } from './1795870000000-RunPurgeStarted.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -63,4 +64,5 @@ export const MIGRATIONS = [
   TestHealthWithoutForeignKey1795840000000,
   TestCaseIdentityFirst1795850000000,
   TestHealthLastFailedByDay1795860000000,
+  RunPurgeStarted1795870000000,
 ];

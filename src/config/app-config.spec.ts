@@ -24,6 +24,25 @@ describe(AppConfig.name, () => {
     expect(sut.bootstrapAdmin).toBeUndefined();
     // API.md, webhooks: a 10 s timeout, retries from 10 s, private addresses refused.
     expect(sut.webhooks).toEqual({ retryBaseSeconds: 10, timeoutMs: 10_000, allowPrivate: false });
+    // README, "Retention and deletes": batches of 5,000, a pause after each of 10 ms or 20 % of the batch's time.
+    expect(sut.retention).toEqual({
+      intervalMs: 3_600_000,
+      batch: 5000,
+      pauseMs: 10,
+      pausePercent: 20,
+      purgePollMs: 10_000,
+    });
+  });
+
+  it('reads the retention pause and refuses one out of range, naming it', () => {
+    const sut = load({ SVC_JWT_SECRET: SECRET, SVC_RETENTION_PAUSE_MS: '0', SVC_RETENTION_PAUSE_PERCENT: '50' });
+    expect(sut.retention).toMatchObject({ pauseMs: 0, pausePercent: 50 });
+    expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_RETENTION_PAUSE_PERCENT: '1001' })).toThrow(
+      /SVC_RETENTION_PAUSE_PERCENT/,
+    );
+    expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_RETENTION_PAUSE_PERCENT: '-1' })).toThrow(
+      /SVC_RETENTION_PAUSE_PERCENT/,
+    );
   });
 
   describe('directory login', () => {

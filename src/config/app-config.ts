@@ -68,7 +68,13 @@ export class AppConfig {
   readonly triage: { signatures: boolean };
 
   /** Retention (API.md, "Retention"): the cleanup's interval, the purge's batch size, pause and poll, in ms. */
-  readonly retention: { intervalMs: number; batch: number; pauseMs: number; purgePollMs: number };
+  readonly retention: {
+    intervalMs: number;
+    batch: number;
+    pauseMs: number;
+    pausePercent: number;
+    purgePollMs: number;
+  };
   /** Live updates: the ping interval; the sockets allowed per user, per address, unauthenticated per address. */
   readonly live: {
     pingIntervalMs: number;
@@ -149,6 +155,7 @@ export class AppConfig {
       intervalMs: parseDurationSeconds(env.SVC_RETENTION_INTERVAL)! * 1000,
       batch: env.SVC_RETENTION_BATCH,
       pauseMs: env.SVC_RETENTION_PAUSE_MS,
+      pausePercent: env.SVC_RETENTION_PAUSE_PERCENT,
       purgePollMs: parseDurationSeconds(env.SVC_RETENTION_PURGE_POLL)! * 1000,
     };
     this.import = {

@@ -146,9 +146,16 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toInt) @IsInt() @Min(1) @Max(100000)
   SVC_RETENTION_BATCH: number = 5000;
 
-  /** The pause between two such batches, in milliseconds, so concurrent ingest keeps its latency. */
+  /**
+   * The pause after each such batch, so concurrent ingest keeps its latency: at least this many milliseconds, and at
+   * least SVC_RETENTION_PAUSE_PERCENT of the time the batch itself took (a slower database, a longer pause).
+   */
   @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(60000)
-  SVC_RETENTION_PAUSE_MS: number = 50;
+  SVC_RETENTION_PAUSE_MS: number = 10;
+
+  /** See SVC_RETENTION_PAUSE_MS: the pause after a batch as a share of the batch's own time, in percent. */
+  @IsOptional() @Transform(toInt) @IsInt() @Min(0) @Max(1000)
+  SVC_RETENTION_PAUSE_PERCENT: number = 20;
 
   /** How often each replica looks for deleted runs and projects whose results are still to purge. */
   @IsOptional() @Validate(IsDuration)

@@ -59,6 +59,10 @@ export interface DeletedResults {
   runIds: readonly string[];
   /** Distinct, ascending. */
   testIds: readonly string[];
+  /** Those of `testIds` a failing result (FAILED, BROKEN) of which went. */
+  failedTestIds: readonly string[];
+  /** When the latest of the runs started; null when not known (every failing test then may have lost its last failure). */
+  startedAt: Date | null;
   /**
    * The signatures of the failing results deleted (their failure_results rows, src/triage/, deleted with them): how
    * many of a test's failing results of a signature in a run went. Empty when none of them had one.

@@ -23,6 +23,8 @@ export interface QueuedPurge {
   projectId: string;
   /** Whether the project is there and not being deleted (only then are the observers told). */
   projectLive: boolean;
+  /** When the run started (null: queued before run_purges kept it). */
+  startedAt: Date | null;
 }
 
 /**
@@ -47,12 +49,32 @@ export class RetentionRepository {
    * would compile each of them with LLVM: 2.0 s of a batch's 2.1 s on this machine (EXPLAIN ANALYZE), so the
    * retention bench's cleanup went at ~2,000 results/s where a COPY of the rows goes at ~190,000. JIT is off for the
    * transaction.
+   * Its commit does not wait for the WAL to reach the disk (synchronous_commit off, for this transaction only): a
+   * crash may lose the last batches' commits (at most 3 × wal_writer_delay, 600 ms by default), and a lost batch is
+   * only a batch not done: its results, their derived state and the run's place in run_purges come back together, and
+   * the purge does it again (a write that saw the batch's effects and committed, waiting for its flush, has flushed
+   * the batch's commit with it: the WAL goes to disk in order). A batch's WAL (its deletes, mostly each page's first image after a checkpoint) is as large
+   * as the COPY's that wrote the rows; waiting for its flush at each commit held the cleanup on a slow disk while
+   * ingest's own commits wait for theirs as before.
    */
-  transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (tx) => {
-      await tx.query('SET LOCAL jit = off');
-      return work(tx);
-    });
+  async transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
+    const runner = this.db.createQueryRunner();
+    await runner.connect();
+    try {
+      // Begun with its settings in one round trip (a simple query of three statements): the purge shares the
+      // replica's event loop with ingest, where each round trip's answer waits its turn behind requests' work.
+      await runner.query('BEGIN; SET LOCAL jit = off; SET LOCAL synchronous_commit = off');
+      try {
+        const result = await work(runner.manager);
+        await runner.query('COMMIT');
+        return result;
+      } catch (error) {
+        await runner.query('ROLLBACK').catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   /** The projects with a retention policy (either bound set), not being deleted. */
@@ -120,17 +142,19 @@ export class RetentionRepository {
 
   /** The queued purges, of one project or of all, oldest run first. */
   async queuedPurges(projectId?: string): Promise<QueuedPurge[]> {
-    const rows: { run_id: string; project_id: string; live: boolean }[] = await this.db.query(
-      `SELECT q.run_id, q.project_id, (p.id IS NOT NULL AND p.deleting_at IS NULL) AS live
+    const rows: { run_id: string; project_id: string; live: boolean; started_at: Date | null }[] =
+      await this.db.query(
+        `SELECT q.run_id, q.project_id, (p.id IS NOT NULL AND p.deleting_at IS NULL) AS live, q.started_at
          FROM run_purges q LEFT JOIN projects p ON p.id = q.project_id
         WHERE $1::bigint IS NULL OR q.project_id = $1::bigint
         ORDER BY q.run_id`,
-      [projectId ?? null],
-    );
+        [projectId ?? null],
+      );
     return rows.map((r) => ({
       runId: String(r.run_id),
       projectId: String(r.project_id),
       projectLive: r.live,
+      startedAt: r.started_at,
     }));
   }
 
@@ -144,51 +168,72 @@ export class RetentionRepository {
 
   /**
    * Deletes up to `limit` results of the run, by its index on (run_id, status, id), and answers how many and of which
-   * test cases (distinct, ascending). The rows are chosen by a bounded index scan and deleted by their tuple ids. The
-   * signatures of the failing ones (failure_results, src/triage/) go with them, by that table's key, and are answered
-   * by signature and test case (what the recount of signatures takes away, signatures-recount.ts).
+   * test cases (distinct, ascending; `failedTestIds`: those of them a failing result of which went), and whether the
+   * run has more (one row beyond the batch is looked for: a run's last full batch is not followed by an empty one).
+   * The rows are chosen by a bounded index scan and deleted by their tuple ids. The signatures of the failing ones
+   * (failure_results, src/triage/) go with them, by that table's key, and are answered by signature and test case
+   * (what the recount of signatures takes away, signatures-recount.ts).
    */
   async deleteResultsBatch(
     tx: EntityManager,
     runId: string,
     limit: number,
-  ): Promise<{ deleted: number; testIds: string[]; failures: DeletedFailures[] }> {
-    const rows: { test_id: string; signature_id: string | null; n: string }[] = await tx.query(
-      `WITH d AS (
-         DELETE FROM results WHERE ctid = ANY(ARRAY(SELECT ctid FROM results WHERE run_id = $1 LIMIT $2))
+  ): Promise<{
+    deleted: number;
+    more: boolean;
+    testIds: string[];
+    failedTestIds: string[];
+    failures: DeletedFailures[];
+  }> {
+    // Answered as one row of comma-separated lists: 5,000 rows of a test each cost node-postgres ~12 ms of the event
+    // loop's time to parse (which the purge shares with ingest), the lists ~1 ms.
+    const [row]: {
+      deleted: string;
+      more: boolean;
+      tests: string | null;
+      failed: string | null;
+      failures: string | null;
+    }[] = await tx.query(
+      `WITH c AS MATERIALIZED (SELECT ARRAY(SELECT ctid FROM results WHERE run_id = $1 LIMIT $2 + 1) AS ctids),
+       d AS (
+         DELETE FROM results WHERE ctid = ANY((SELECT c.ctids[1:$2] FROM c)::tid[])
          RETURNING id, test_id, status),
        f AS (
          DELETE FROM failure_results
           WHERE run_id = $1 AND result_id = ANY(ARRAY(SELECT id FROM d WHERE status IN ('FAILED', 'BROKEN')))
-         RETURNING result_id, signature_id)
-       SELECT test_id, NULL::bigint AS signature_id, count(*) AS n FROM d GROUP BY test_id
-       UNION ALL
-       SELECT d.test_id, f.signature_id, count(*) AS n FROM f JOIN d ON d.id = f.result_id
-        GROUP BY f.signature_id, d.test_id
-       ORDER BY signature_id NULLS FIRST, test_id`,
+         RETURNING result_id, signature_id),
+       t AS (SELECT test_id, bool_or(status IN ('FAILED', 'BROKEN')) AS failed FROM d GROUP BY test_id),
+       s AS (
+         SELECT f.signature_id, d.test_id, count(*) AS n FROM f JOIN d ON d.id = f.result_id
+          GROUP BY f.signature_id, d.test_id)
+       SELECT (SELECT count(*) FROM d) AS deleted,
+              (SELECT cardinality(c.ctids) > $2 FROM c) AS more,
+              (SELECT string_agg(t.test_id::text, ',' ORDER BY t.test_id) FROM t) AS tests,
+              (SELECT string_agg(t.test_id::text, ',' ORDER BY t.test_id) FROM t WHERE t.failed) AS failed,
+              (SELECT string_agg(concat_ws(':', s.signature_id, s.test_id, s.n), ',' ORDER BY s.signature_id, s.test_id)
+                 FROM s) AS failures`,
       [runId, limit],
     );
-    const tests = rows.filter((r) => r.signature_id === null);
+    const list = (text: string | null): string[] => (text ? text.split(',') : []);
     return {
-      deleted: tests.reduce((sum, r) => sum + Number(r.n), 0),
-      testIds: tests.map((r) => String(r.test_id)),
-      failures: rows
-        .filter((r) => r.signature_id !== null)
-        .map((r) => ({
-          runId,
-          signatureId: String(r.signature_id),
-          testId: String(r.test_id),
-          count: Number(r.n),
-        })),
+      deleted: Number(row.deleted),
+      more: row.more,
+      testIds: list(row.tests),
+      failedTestIds: list(row.failed),
+      failures: list(row.failures).map((entry) => {
+        const [signatureId, testId, count] = entry.split(':');
+        return { runId, signatureId, testId, count: Number(count) };
+      }),
     };
   }
 
   /** The run's results are gone: it leaves the queue, and its project's test cases are to be pruned. */
   async dequeuePurge(tx: EntityManager, runId: string, projectId: string): Promise<void> {
-    await tx.query('DELETE FROM run_purges WHERE run_id = $1', [runId]);
-    await tx.query('UPDATE projects SET tests_to_prune = true WHERE id = $1 AND NOT tests_to_prune', [
-      projectId,
-    ]);
+    await tx.query(
+      `WITH dequeued AS (DELETE FROM run_purges WHERE run_id = $1)
+       UPDATE projects SET tests_to_prune = true WHERE id = $2 AND NOT tests_to_prune`,
+      [runId, projectId],
+    );
   }
 
   /** The projects whose test cases are to be pruned (see dequeuePurge), not being deleted. */
@@ -205,9 +250,8 @@ export class RetentionRepository {
    * counted in projects.tests_pruned so the writers' caches forget the project's ids.
    */
   async pruneTestCases(projectId: string, limit: number): Promise<number | null> {
-    return this.db.transaction(async (tx) => {
-      // Bounded by `limit`, estimated above jit_above_cost: see transaction().
-      await tx.query('SET LOCAL jit = off');
+    // Bounded by `limit`, estimated above jit_above_cost, and redone if lost: see transaction().
+    return this.transaction(async (tx) => {
       const [{ locked }]: { locked: boolean }[] = await tx.query(
         'SELECT pg_try_advisory_xact_lock($1, $2) AS locked',
         [TEST_CASES_LOCK_CLASS, projectLockKey(projectId)],

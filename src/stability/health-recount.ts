@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { idArray } from '../database/id-array.js';
 
 /** SQL for a status's bit (src/results/attempts.ts, STATUS_BITS). */
 const bit = (column: string) =>
@@ -34,6 +35,15 @@ export const windowBytes = (e: string) =>
   `string_agg(substr(int8send(${e}.run_id), 3, 6) || set_byte('\\x00'::bytea, 0, ${e}.bits) || ${e}.stream_key
               || ${e}.commit_key, ''::bytea ORDER BY ${e}.run_id)`;
 
+/** Which runs' results went (see DeletedResults): what a test must have had of them for its health to change. */
+export interface DeletedRuns {
+  runIds: readonly string[];
+  /** Tests a failing result of which went. */
+  failedTestIds: readonly string[];
+  /** When the latest of the runs started (null: not known). */
+  startedAt: Date | null;
+}
+
 /**
  * Recounts the kept health of these test cases (test_health) from the outcomes they have left, after the retention
  * purge deleted some of their results (ResultsObserver.resultsDeleted): the window (the last `flaky.window` runs in
@@ -41,13 +51,34 @@ export const windowBytes = (e: string) =>
  * the state; a quarantine is kept as it is. The same rules as flakiness.ts, in SQL, as the TestHealth migration fills
  * the table; only the runs still there count (a deleted run's row is gone before its results are). By test case id,
  * in order, so that two writers' row locks come in one order.
+ *
+ * Only a test whose kept health the deleted runs are part of is recounted: one whose window holds one of them (its
+ * run id among the window's; a match across two entries' bytes only costs a recount), whose last run is one, or
+ * which failed in one that started no later than its last failure (last_failed_at is the start of the run it last
+ * failed in). Retention deletes the oldest runs, which have left the windows of the tests that ran since: a recount of
+ * each of their tests (its window and last failure read again, ~30 outcomes) cost more than the delete of its results.
  */
 export async function recountHealth(
   tx: EntityManager,
   projectId: string,
   testIds: readonly string[],
+  runs: DeletedRuns,
 ): Promise<void> {
   if (!testIds.length) {
+    return;
+  }
+  // The tests to recount, row-locked: by the primary key, a probe a test (most of a batch's tests have nothing to
+  // recount, and the recount's own plan takes longer than these probes).
+  const locked: { test_id: string }[] = await tx.query(
+    `SELECT h.test_id FROM unnest($2::bigint[]) AS u(id) JOIN test_health h ON h.test_id = u.id
+      WHERE h.project_id = $1
+        AND (h.last_run_id = ANY($3::bigint[])
+             OR EXISTS (SELECT 1 FROM unnest($3::bigint[]) d(id) WHERE position(substr(int8send(d.id), 3, 6) IN h.win) > 0)
+             OR (h.test_id = ANY($4::bigint[]) AND ($5::timestamptz IS NULL OR h.last_failed_at <= $5::timestamptz)))
+      ORDER BY h.test_id FOR UPDATE OF h`,
+    [projectId, idArray(testIds), runs.runIds, idArray(runs.failedTestIds), runs.startedAt],
+  );
+  if (!locked.length) {
     return;
   }
   await tx.query(
@@ -57,9 +88,7 @@ export async function recountHealth(
               coalesce((p.settings->'flaky'->>'flipRate')::float8, 0.2) AS flip_rate
          FROM projects p WHERE p.id = $1
      ),
-     locked AS (
-       SELECT h.test_id FROM test_health h WHERE h.test_id = ANY($2::bigint[]) ORDER BY h.test_id FOR UPDATE
-     ),
+     locked AS (SELECT unnest($2::bigint[]) AS test_id),
      entries AS (
        SELECT k.test_id, e.*, row_number() OVER (PARTITION BY k.test_id ORDER BY e.run_id DESC) AS n
          FROM locked k
@@ -105,6 +134,6 @@ export async function recountHealth(
                          ELSE 'HEALTHY' END
        FROM recounted c
       WHERE h.test_id = c.test_id`,
-    [projectId, testIds],
+    [projectId, locked.map((r) => String(r.test_id))],
   );
 }

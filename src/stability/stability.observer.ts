@@ -64,7 +64,7 @@ export class StabilityObserver implements ResultsObserver {
    * transaction (health-recount.ts). Its quarantine stays as it is.
    */
   async resultsDeleted(tx: EntityManager, deleted: DeletedResults): Promise<void> {
-    await recountHealth(tx, deleted.projectId, deleted.testIds);
+    await recountHealth(tx, deleted.projectId, deleted.testIds, deleted);
   }
 
   async outcomesSettled(
