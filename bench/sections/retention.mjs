@@ -5,12 +5,15 @@
 //      which answers once every result is deleted) removes the 100 runs: batches of SVC_RETENTION_BATCH results a
 //      transaction with SVC_RETENTION_PAUSE_MS between them, as the scheduled job does. Its rate / the COPY's rate.
 //   3. ingest.v1_rerun while the cleanup runs / without: V1 batches of 1000 results of tests a project already has
-//      (another project), measured alone, then during the cleanup, then alone again (the two alone averaged).
+//      (another project), measured alone (after a round unmeasured), then during the cleanup, then alone again (the
+//      two alone averaged).
 //   4. The database's size, and the results table's and its indexes', before the load, after it, after the
 //      cleanup, and after the next autovacuum of results (waited for; VACUUM run by hand if it does not come); the
 //      bloat (pgstattuple: dead and free space of the heap, leaf density of each index) after the cleanup and after
 //      the vacuum; and how much the table grows when the same 2,000,000 rows are COPYed again (space reused).
 //   The V1 rounds write into results too (their rows are among the live ones counted).
+//   BENCH_RETENTION_PAUSE_MS, BENCH_RETENTION_PAUSE_PERCENT and BENCH_RETENTION_BATCH run the section on a service of
+//   its own with those settings (SVC_RETENTION_PAUSE_MS, …), to compare.
 //   The failing tenth of the results have their failure signatures as the service's writer leaves them
 //   (signatures.writer.ts), seeded with SQL after the COPY (unmeasured): SIGNATURES keys (each test fails with one of
 //   them for 10 runs, then another; two tests share each in a run), failure_results for each failing result, the
@@ -56,7 +59,17 @@ const messageOf = (i, r) =>
   `AssertionError: expected status 200 but was 500 in checkout${signatureOf(i, r)} (case ${i}, run ${r}, ${(i * 7919 + r) % 1000} ms)`;
 
 export async function run(ctx) {
-  const service = await ctx.service();
+  // BENCH_RETENTION_PAUSE_MS, …: a service of its own with those settings (to compare).
+  const variant = Object.fromEntries(
+    [
+      ['SVC_RETENTION_PAUSE_MS', process.env.BENCH_RETENTION_PAUSE_MS],
+      ['SVC_RETENTION_PAUSE_PERCENT', process.env.BENCH_RETENTION_PAUSE_PERCENT],
+      ['SVC_RETENTION_BATCH', process.env.BENCH_RETENTION_BATCH],
+    ].filter(([, value]) => value !== undefined),
+  );
+  const service = Object.keys(variant).length
+    ? await ctx.startServiceVariant('retention', variant)
+    : await ctx.service();
   const token = await service.login();
   const db = new pg.Client({ connectionString: service.db.url });
   await db.connect();
@@ -186,6 +199,9 @@ export async function run(ctx) {
 
     // ---- 3a. V1 rerun alone (another project, a previous run of the same tests first).
     const v1 = await prepareV1(service, token);
+    // A round first, unmeasured: the first ran at a third to a half of the rounds after it (a cold service and cache),
+    // which made the cleanup look as if it sped V1 up (during / alone 1.2 to 1.6).
+    await measureV1(service, token, v1);
     const alone1 = await measureV1(service, token, v1);
     ctx.log(`V1 rerun alone: ${fmt(alone1.rate, 0)} results/s`);
 
