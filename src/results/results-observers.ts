@@ -61,7 +61,7 @@ export interface DeletedResults {
   testIds: readonly string[];
   /** Those of `testIds` a failing result (FAILED, BROKEN) of which went. */
   failedTestIds: readonly string[];
-  /** When the latest of the runs started; null when not known (every failing test then may have lost its last failure). */
+  /** When the latest of the runs started; null when not known (any failing test may have lost its last failure). */
   startedAt: Date | null;
   /**
    * The signatures of the failing results deleted (their failure_results rows, src/triage/, deleted with them): how

@@ -53,9 +53,9 @@ export class RetentionRepository {
    * crash may lose the last batches' commits (at most 3 × wal_writer_delay, 600 ms by default), and a lost batch is
    * only a batch not done: its results, their derived state and the run's place in run_purges come back together, and
    * the purge does it again (a write that saw the batch's effects and committed, waiting for its flush, has flushed
-   * the batch's commit with it: the WAL goes to disk in order). A batch's WAL (its deletes, mostly each page's first image after a checkpoint) is as large
-   * as the COPY's that wrote the rows; waiting for its flush at each commit held the cleanup on a slow disk while
-   * ingest's own commits wait for theirs as before.
+   * the batch's commit with it: the WAL goes to disk in order). A batch's WAL (its deletes, mostly each page's first
+   * image after a checkpoint) is as large as the COPY's that wrote the rows; waiting for its flush at each commit held
+   * the cleanup on a slow disk, while ingest's own commits wait for theirs as before.
    */
   async transaction<T>(work: (tx: EntityManager) => Promise<T>): Promise<T> {
     const runner = this.db.createQueryRunner();
@@ -210,8 +210,8 @@ export class RetentionRepository {
               (SELECT cardinality(c.ctids) > $2 FROM c) AS more,
               (SELECT string_agg(t.test_id::text, ',' ORDER BY t.test_id) FROM t) AS tests,
               (SELECT string_agg(t.test_id::text, ',' ORDER BY t.test_id) FROM t WHERE t.failed) AS failed,
-              (SELECT string_agg(concat_ws(':', s.signature_id, s.test_id, s.n), ',' ORDER BY s.signature_id, s.test_id)
-                 FROM s) AS failures`,
+              (SELECT string_agg(concat_ws(':', s.signature_id, s.test_id, s.n), ','
+                                 ORDER BY s.signature_id, s.test_id) FROM s) AS failures`,
       [runId, limit],
     );
     const list = (text: string | null): string[] => (text ? text.split(',') : []);

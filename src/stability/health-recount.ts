@@ -73,7 +73,8 @@ export async function recountHealth(
     `SELECT h.test_id FROM unnest($2::bigint[]) AS u(id) JOIN test_health h ON h.test_id = u.id
       WHERE h.project_id = $1
         AND (h.last_run_id = ANY($3::bigint[])
-             OR EXISTS (SELECT 1 FROM unnest($3::bigint[]) d(id) WHERE position(substr(int8send(d.id), 3, 6) IN h.win) > 0)
+             OR EXISTS (SELECT 1 FROM unnest($3::bigint[]) d(id)
+                         WHERE position(substr(int8send(d.id), 3, 6) IN h.win) > 0)
              OR (h.test_id = ANY($4::bigint[]) AND ($5::timestamptz IS NULL OR h.last_failed_at <= $5::timestamptz)))
       ORDER BY h.test_id FOR UPDATE OF h`,
     [projectId, idArray(testIds), runs.runIds, idArray(runs.failedTestIds), runs.startedAt],

@@ -14,8 +14,8 @@ import type { DeletedFailures } from '../results/results-observers.js';
  *    write has just inserted hold KEY SHARE locks on them), with the signatures that took a suggestion from one about
  *    to be left without occurrences (their rows change when it goes): occurrences, tests and runs lose what went, and a
  *    signature whose first (last) run lost its link row has its first (last) seen read again from the run links
- *    left (ix_failure_signature_runs_seen: an index probe each). While the deleted runs' purge goes on, those may still
- *    name one of them; they are exact once it is through, as the counts are.
+ *    left (ix_failure_signature_runs_seen: an index probe each). While the deleted runs' purge goes on, those may
+ *    still name one of them; they are exact once it is through, as the counts are.
  * 4. The signatures left without occurrences go: the suggestions they made stay as triage and issue of their own
  *    (they are no suggestion any more), and their link rows go with them. A signature a concurrent write holds (FOR KEY
  *    SHARE: it is adding occurrences to it, or suggesting from it) is passed over (SKIP LOCKED) rather than waited for,
