@@ -1,5 +1,6 @@
 import { type ArgumentsHost, Logger } from '@nestjs/common';
 import { jest } from '@jest/globals';
+import { databaseError } from '../../test/support/database-error.js';
 import { AllExceptionsFilter } from './all-exceptions.filter.js';
 import { AppError } from './app-error.js';
 
@@ -22,11 +23,6 @@ function answer(
   } as unknown as ArgumentsHost;
   new AllExceptionsFilter().catch(exception, host);
   return sent;
-}
-
-/** An error as TypeORM wraps PostgreSQL's, SQLSTATE in driverError.code. */
-function databaseError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { driverError: { code } });
 }
 
 describe(AllExceptionsFilter.name, () => {

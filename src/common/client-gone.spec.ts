@@ -1,3 +1,4 @@
+import { databaseError } from '../../test/support/database-error.js';
 import { AppError } from './app-error.js';
 import { clientGone, markTimedOut } from './client-gone.js';
 
@@ -38,9 +39,7 @@ describe(clientGone.name, () => {
     });
     expect(clientGone(databaseReset, cutByClient())).toBeUndefined();
     expect(clientGone(new Error('Connection terminated unexpectedly'), cutByClient())).toBeUndefined();
-    expect(
-      clientGone(Object.assign(new Error('x'), { driverError: { code: '57P01' } }), cutByClient()),
-    ).toBeUndefined();
+    expect(clientGone(databaseError('57P01', 'x'), cutByClient())).toBeUndefined();
     expect(clientGone(new TypeError('Cannot read properties of undefined'), cutByClient())).toBeUndefined();
     // A multipart body whose closing boundary is missing, sent whole: the client's bad input (400), not an abort.
     expect(clientGone(new Error('Unexpected end of form'), stoppedByService())).toBeUndefined();

@@ -1,7 +1,5 @@
+import { databaseError } from '../../test/support/database-error.js';
 import { retryConflicts } from './conflict-retry.js';
-
-/** An error as TypeORM wraps PostgreSQL's, SQLSTATE in driverError.code. */
-const databaseError = (code: string) => Object.assign(new Error(code), { driverError: { code } });
 
 /** A transaction that fails with these errors, one a try, then answers 'stored'; and how often it was run. */
 function failing(...errors: Error[]) {

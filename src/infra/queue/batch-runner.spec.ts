@@ -1,8 +1,6 @@
+import { databaseError } from '../../../test/support/database-error.js';
 import { AppError, ErrorCode } from '../../common/app-error.js';
 import { isTransient } from './batch-runner.js';
-
-/** An error as TypeORM wraps PostgreSQL's, SQLSTATE in driverError.code. */
-const databaseError = (code: string) => Object.assign(new Error(code), { driverError: { code } });
 
 describe('isTransient: a batch left for later, uncounted, rather than failed', () => {
   it('takes a conflict with a concurrent transaction (deadlock, serialization, lock timeout) as transient', () => {
