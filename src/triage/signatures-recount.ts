@@ -59,7 +59,7 @@ export async function recountSignatures(
   testsGone.forEach((r) => (of(String(r.signature_id)).tests += r.n));
   runsGone.forEach((r) => (of(String(r.signature_id)).runs += r.n));
   const ids = [...lost.keys()];
-  const lostArgs: (string[] | number[] | boolean[])[] = [
+  const lostArgs = [
     ids,
     ids.map((id) => lost.get(id)!.occurrences),
     ids.map((id) => lost.get(id)!.tests),
@@ -83,7 +83,6 @@ export async function recountSignatures(
   const ends = new Map(held.map((h) => [String(h.id), h]));
   const rereads = (end: 'first_run_id' | 'last_run_id') =>
     ids.map((id) => goneRuns.get(id)?.has(String(ends.get(id)?.[end])) ?? false);
-  lostArgs.push(rereads('first_run_id'), rereads('last_run_id'));
   const [recounted]: [{ id: string; occurrences: string }[], number] = await tx.query(
     `UPDATE failure_signatures s
         SET occurrences = s.occurrences - u.occurrences, tests = s.tests - u.tests, runs = s.runs - u.runs,
@@ -99,7 +98,7 @@ export async function recountSignatures(
           WHERE signature_id = u.id AND u.last_gone ORDER BY started_at DESC, run_id DESC LIMIT 1) l ON true
       WHERE s.id = u.id
       RETURNING s.id, s.occurrences`,
-    lostArgs,
+    [...lostArgs, rereads('first_run_id'), rereads('last_run_id')],
   );
   const emptied = recounted.filter((r) => Number(r.occurrences) <= 0).map((r) => String(r.id));
   if (!emptied.length) {
