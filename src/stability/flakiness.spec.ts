@@ -8,6 +8,7 @@ import {
   applyOutcome,
   judge,
   newHealth,
+  plainFailure,
   quarantined,
   stateOf,
 } from './flakiness.js';
@@ -266,5 +267,18 @@ describe('flakiness rules', () => {
     expect(judge([e(1, 'PASSED', 'x'), e(2, 'BROKEN', 'x')], POLICY).why).toBe(
       'failed and passed on one commit',
     );
+  });
+});
+
+describe('plainFailure', () => {
+  it('is a failure or a breakage with no attempt that passed', () => {
+    const { PASSED, FAILED, BROKEN, SKIPPED } = STATUS_BITS;
+    expect(plainFailure({ status: 'FAILED', otherStatuses: 0 })).toBe(true);
+    expect(plainFailure({ status: 'BROKEN', otherStatuses: FAILED | SKIPPED })).toBe(true);
+    expect(plainFailure({ status: 'FAILED', otherStatuses: BROKEN })).toBe(true);
+    expect(plainFailure({ status: 'FAILED', otherStatuses: PASSED })).toBe(false);
+    expect(plainFailure({ status: 'BROKEN', otherStatuses: PASSED | FAILED })).toBe(false);
+    expect(plainFailure({ status: 'PASSED', otherStatuses: 0 })).toBe(false);
+    expect(plainFailure({ status: 'SKIPPED', otherStatuses: 0 })).toBe(false);
   });
 });

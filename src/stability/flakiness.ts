@@ -194,6 +194,19 @@ export function plainPass(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>)
   return outcome.status === 'PASSED' && (outcome.otherStatuses & FAILURE_BITS) === 0;
 }
 
+/**
+ * Whether an outcome is a plain failure (FAILED or BROKEN, no attempt passed): applied to a test that failed in every
+ * run of its window (no outcome or attempt passed) and is neither flaky nor quarantined, it leaves the test so: no
+ * flip and no pass, so not flaky under any policy, flake rate 0, FAILING. Only its window, run count, last status,
+ * last run and last failure move, which the read of a batch applies in SQL (test-health.repository.ts, `FAILED_AGAIN`)
+ * rather than answering the row, weighing it here and writing it back.
+ */
+export function plainFailure(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>): boolean {
+  return (
+    (outcome.status === 'FAILED' || outcome.status === 'BROKEN') && (outcome.otherStatuses & PASSED) === 0
+  );
+}
+
 /** Whether the quarantine holds at `now` (an `until` that passed ends it at once, whatever is stored). */
 export function quarantineActive(q: Quarantine | null, now: Date): q is Quarantine {
   return q !== null && (q.until === null || q.until.getTime() > now.getTime());

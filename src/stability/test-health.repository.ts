@@ -4,6 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { flakyWindowSql } from '../common/project-settings.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
+import { idArray } from '../database/id-array.js';
 import { queryPrepared } from '../database/prepared.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
@@ -208,12 +209,78 @@ const copyBool = (b: boolean | null | undefined): string =>
 /** SQL for a timestamptz from epoch milliseconds (NULL stays NULL). */
 const ts = (column: string) => `to_timestamp(${column} / 1000)`;
 
-/** What `read` answers: the quiet tests, and the others' stored health with its version (a test without a row: none). */
+/**
+ * What `read` answers: the quiet tests, the tests failing steadily whose plain failure it applied (`failedAgain`),
+ * and the others' stored health with its version (a test without a row: none).
+ */
 export interface HealthRead {
   quiet: Set<string>;
+  failedAgain: Set<string>;
   stored: Map<string, TestHealth>;
   versions: Map<string, string>;
 }
+
+/**
+ * A batch's plain failures (flakiness.ts, `plainFailure`) for `read` to apply to the tests failing steadily: the
+ * tests, each outcome's window entry bits and status, the run's entry but for the bits (the run id before them, the
+ * stream and commit keys after), and the policy's window.
+ */
+export interface PlainFailures {
+  testIds: string[];
+  bits: number[];
+  statuses: ResultStatus[];
+  entryHead: Buffer;
+  entryTail: Buffer;
+  window: number;
+}
+
+/** The entry of run `run` (stream and commit keys as in WindowEntry) as `PlainFailures` takes it. */
+export function entryParts(
+  run: string,
+  stream: string,
+  commit: string,
+): { entryHead: Buffer; entryTail: Buffer } {
+  const entry = Buffer.alloc(ENTRY);
+  writeEntries(entry, 0, [{ run, bits: 0, stream, commit }]);
+  return { entryHead: entry.subarray(0, 6), entryTail: entry.subarray(7) };
+}
+
+/**
+ * Whether the row `t` is failing steadily: every entry of its window failed, no outcome or attempt passed, it is
+ * neither flaky nor quarantined, its last status is a failure and its last run is before the query's run ($3).
+ */
+const failingSteadilySql = (t: string) =>
+  `${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status IN ('FAILED', 'BROKEN')
+   AND ${t}.last_run_id < $3::bigint AND length(${t}.win) >= ${ENTRY}
+   AND NOT EXISTS (SELECT 1 FROM generate_series(6, length(${t}.win) - 1, ${ENTRY}) i
+                    WHERE get_byte(${t}.win, i) & ${(PASSED << 4) | PASSED} <> 0)`;
+
+/**
+ * The CTE `f` of `read`'s statements: the plain failures ($5…$10, see PlainFailures) applied to the tests failing
+ * steadily, as flakiness.ts's applyOutcome would (`plainFailure` says why nothing else moves): the run's entry added
+ * to the window (trimmed to the policy's window), run count, last status and run, first seen and last failure (the
+ * run's start, $4). In the statement's row lock order (the batch's), as the update of the tests weighed in Node is.
+ */
+const FAILED_AGAIN = `f AS (
+  UPDATE test_health t
+     SET win = substr(t.win || $8::bytea || set_byte('\\x00'::bytea, 0, k.bits) || $9::bytea,
+                      greatest(1, length(t.win) + ${ENTRY + 1} - $10::int * ${ENTRY})),
+         runs = least(length(t.win) / ${ENTRY} + 1, $10::int), flake_rate = 0, last_status = k.status,
+         last_run_id = $3::bigint, state = 'FAILING', first_seen_at = least(t.first_seen_at, $4),
+         last_failed_at = greatest(t.last_failed_at, $4)
+    FROM unnest($5::bigint[], $6::int[], $7::text[]) AS k(id, bits, status)
+   WHERE t.test_id = k.id AND ${failingSteadilySql('t')}
+  RETURNING t.test_id)`;
+
+/** `PlainFailures` as the parameters $5…$10 of `read`'s statements. */
+const failureParams = (f: PlainFailures | undefined): unknown[] => [
+  f ? idArray(f.testIds) : '{}',
+  f?.bits ?? [],
+  f?.statuses ?? [],
+  f?.entryHead ?? Buffer.alloc(6),
+  f?.entryTail ?? Buffer.alloc(8),
+  f?.window ?? 2,
+];
 
 /** Tests read as one range of ids at least (fewer: a probe each). */
 const RANGE_MIN = 32;
@@ -273,6 +340,7 @@ export class TestHealthRepository {
     plain: readonly boolean[],
     run: string,
     startedAt: Date,
+    failures?: PlainFailures,
   ): Promise<HealthRead> {
     let lo = Infinity;
     let hi = -Infinity;
@@ -282,8 +350,8 @@ export class TestHealthRepository {
       hi = n > hi ? n : hi;
     }
     return testIds.length >= RANGE_MIN && hi - lo < RANGE_SPAN * testIds.length
-      ? this.readRange(tx, testIds, plain, run, startedAt, lo, hi)
-      : this.readEach(tx, testIds, plain, run, startedAt);
+      ? this.readRange(tx, testIds, plain, run, startedAt, lo, hi, failures)
+      : this.readEach(tx, testIds, plain, run, startedAt, failures);
   }
 
   /**
@@ -302,36 +370,41 @@ export class TestHealthRepository {
     startedAt: Date,
     lo: number,
     hi: number,
+    failures: PlainFailures | undefined,
   ): Promise<HealthRead> {
     // The range's quiet tests come back as one array (in the one row without a test id), the others each with its
     // columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the range made it a hash of the
     // table).
     const rows = await queryPrepared<
-      (HealthRow & { version: string; quiet_ids: null }) | { test_id: null; quiet_ids: string[] | null }
+      | (HealthRow & { version: string; quiet_ids: null; failed_ids: null })
+      | { test_id: null; quiet_ids: string[] | null; failed_ids: string[] | null }
     >(
       tx,
       'test-health-read-range',
-      `WITH s AS MATERIALIZED (
+      `WITH ${FAILED_AGAIN},
+       s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
            FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
-       SELECT NULL::bigint[] AS quiet_ids, h.version, h.test_id, ${COLUMNS_OF_H}
+       SELECT NULL::bigint[] AS quiet_ids, NULL::bigint[] AS failed_ids, h.version, h.test_id, ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
                                      WHERE t.test_id = s.test_id LIMIT 1) h
-        WHERE NOT s.quiet
+        WHERE NOT s.quiet AND s.test_id NOT IN (SELECT f.test_id FROM f)
        UNION ALL
-       SELECT array_agg(s.test_id), ${NULLS_OF_H} FROM s WHERE s.quiet`,
-      [lo, hi, run, startedAt],
+       SELECT array_agg(s.test_id), (SELECT array_agg(f.test_id) FROM f), ${NULLS_OF_H} FROM s WHERE s.quiet`,
+      [lo, hi, run, startedAt, ...failureParams(failures)],
     );
     let quiet = new Set<string>();
+    let failedAgain = new Set<string>();
     const found = new Map<string, HealthRow & { version: string }>();
     for (const r of rows) {
       if (r.test_id === null) {
         quiet = new Set(r.quiet_ids);
+        failedAgain = new Set(r.failed_ids);
       } else {
         found.set(String(r.test_id), r);
       }
     }
-    const result: HealthRead = { quiet: new Set(), stored: new Map(), versions: new Map() };
+    const result: HealthRead = { quiet: new Set(), failedAgain, stored: new Map(), versions: new Map() };
     const again: string[] = [];
     testIds.forEach((id, i) => {
       if (quiet.has(id)) {
@@ -355,6 +428,7 @@ export class TestHealthRepository {
         again.map(() => false),
         run,
         startedAt,
+        undefined,
       );
       more.stored.forEach((h, id) => result.stored.set(id, h));
       more.versions.forEach((v, id) => result.versions.set(id, v));
@@ -372,32 +446,40 @@ export class TestHealthRepository {
     plain: readonly boolean[],
     run: string,
     startedAt: Date,
+    failures: PlainFailures | undefined,
   ): Promise<HealthRead> {
-    // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone.
-    const rows = await queryPrepared<HealthRow & { version: string | null }>(
+    // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone, a test
+    // failing steadily whose failure was applied as its id with `failed`.
+    const rows = await queryPrepared<HealthRow & { version: string | null; failed: boolean }>(
       tx,
       'test-health-read-each',
-      `SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}
+      `WITH ${FAILED_AGAIN}
+       SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}, false AS failed
          FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
          LEFT JOIN LATERAL (
           SELECT t.xmin::text AS version, ${COLUMNS_OF_T}, (${quietSql('t', 'k.plain')}) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
-        WHERE h.quiet IS NOT TRUE`,
-      [testIds, plain, run, startedAt],
+        WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT f.test_id FROM f)
+       UNION ALL
+       SELECT f.test_id, ${NULLS_OF_H.split(', ').slice(1).join(', ')}, true FROM f`,
+      [testIds, plain, run, startedAt, ...failureParams(failures)],
     );
     const quiet = new Set(testIds);
+    const failedAgain = new Set<string>();
     const stored = new Map<string, TestHealth>();
     const versions = new Map<string, string>();
     for (const r of rows) {
       const id = String(r.test_id);
       quiet.delete(id);
-      if (r.version !== null) {
+      if (r.failed) {
+        failedAgain.add(id);
+      } else if (r.version !== null) {
         stored.set(id, toHealth(r));
         versions.set(id, r.version);
       }
     }
-    return { quiet, stored, versions };
+    return { quiet, failedAgain, stored, versions };
   }
 
   /**

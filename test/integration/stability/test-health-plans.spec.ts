@@ -5,9 +5,18 @@ import { type TestHealth, newHealth } from '../../../src/stability/flakiness.js'
 import { TestHealthRepository } from '../../../src/stability/test-health.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 
-/** The plan of every node in an EXPLAIN (FORMAT JSON) answer, flattened. */
-function nodes(plan: { Plans?: unknown[] } & Record<string, unknown>): Record<string, unknown>[] {
-  return [plan, ...((plan.Plans ?? []) as (typeof plan)[]).flatMap(nodes)];
+/**
+ * The plan of every node in an EXPLAIN (FORMAT JSON) answer, flattened; without the read's CTE `f` (the plain failures
+ * of tests failing steadily, applied by primary key: none in these batches), unless `withFailures`.
+ */
+function nodes(
+  plan: { Plans?: unknown[] } & Record<string, unknown>,
+  withFailures = false,
+): Record<string, unknown>[] {
+  if (!withFailures && plan['Subplan Name'] === 'CTE f') {
+    return [];
+  }
+  return [plan, ...((plan.Plans ?? []) as (typeof plan)[]).flatMap((p) => nodes(p, withFailures))];
 }
 
 /**
@@ -148,7 +157,7 @@ describe('test health statements, planned on a big table', () => {
         },
       ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await tx.query(
         // EXECUTE takes its arguments as literals (the test's own numbers and an ISO time).
-        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}')`,
+        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '{}', '{}', '{}', '\\x000000000000', '\\x0000000000000000', 2)`,
       );
       return explained.Plan;
     });

@@ -1,0 +1,228 @@
+import { DataSource } from 'typeorm';
+import { dataSourceOptions } from '../../../src/database/data-source-options.js';
+import type { ResultStatus } from '../../../src/results/entities.js';
+import {
+  type FlakyPolicy,
+  type TestHealth,
+  applyOutcome,
+  entryBits,
+} from '../../../src/stability/flakiness.js';
+import { TestHealthRepository, entryParts } from '../../../src/stability/test-health.repository.js';
+import { createTestDatabase, TestDatabase } from '../../support/database.js';
+
+/** A window entry's bytes (see migration TestHealth): run (6), bits (1), stream (4), commit (4). */
+function entry(run: number, bits: number): string {
+  return run.toString(16).padStart(12, '0') + bits.toString(16).padStart(2, '0') + '0000007b000001c8';
+}
+const FAILED = 0x22;
+const BROKEN = 0x44;
+const PASSED = 0x11;
+const PASSED_ON_RETRY = 0x13;
+const FAILED_AFTER_A_PASS = 0x23;
+
+const RUN = 100;
+const STARTED = new Date('2026-11-20T10:00:00.000Z');
+const POLICY: FlakyPolicy = {
+  window: 5,
+  minRuns: 3,
+  flipRate: 0.3,
+  autoQuarantine: true,
+  releaseAfterPasses: 3,
+};
+
+/**
+ * Rows of every kind, with whether a plain failure of the run applies to it in SQL (failing steadily): what that
+ * leaves must be what applyOutcome makes of the row (flakiness.ts); the others are answered to be weighed in Node.
+ */
+const KINDS: { kind: string; columns: string; status?: ResultStatus; inSql: boolean }[] = [
+  { kind: 'failing steadily, window not full', columns: '', inSql: true },
+  {
+    kind: 'failing steadily, window full',
+    columns: `win = decode('${[3, 4, 5, 6, 7].map((r) => entry(r, FAILED)).join('')}', 'hex'), runs = 5`,
+    inSql: true,
+  },
+  {
+    kind: 'failing steadily, a window larger than the policy now keeps',
+    columns: `win = decode('${[1, 2, 3, 4, 5, 6, 7].map((r) => entry(r, FAILED)).join('')}', 'hex'), runs = 7`,
+    inSql: true,
+  },
+  { kind: 'broken now, failed before', columns: '', status: 'BROKEN', inSql: true },
+  {
+    kind: 'failed and broke before',
+    columns: `win = decode('${entry(6, BROKEN)}${entry(7, FAILED)}', 'hex'), runs = 2, last_status = 'FAILED'`,
+    inSql: true,
+  },
+  {
+    kind: 'one run so far (no flake rate)',
+    columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = NULL`,
+    inSql: true,
+  },
+  {
+    kind: 'last failure after the run started',
+    columns: `last_failed_at = $1::timestamptz + interval '1 day'`,
+    inSql: true,
+  },
+  {
+    kind: 'first seen after the run started',
+    columns: `first_seen_at = $1::timestamptz + interval '1 hour'`,
+    inSql: true,
+  },
+  {
+    kind: 'passed in its window',
+    columns: `win = decode('${entry(6, PASSED)}${entry(7, FAILED)}', 'hex'), runs = 2`,
+    inSql: false,
+  },
+  {
+    kind: 'passed on a retry in its window',
+    columns: `win = decode('${entry(6, PASSED_ON_RETRY)}${entry(7, FAILED)}', 'hex'), runs = 2`,
+    inSql: false,
+  },
+  {
+    kind: 'failed in its window after an attempt passed',
+    columns: `win = decode('${entry(6, FAILED_AFTER_A_PASS)}${entry(7, FAILED)}', 'hex'), runs = 2`,
+    inSql: false,
+  },
+  {
+    kind: 'quarantined',
+    columns: `q_since = now(), q_reason = 'x', q_auto = true, state = 'QUARANTINED'`,
+    inSql: false,
+  },
+  { kind: 'flaky', columns: `flaky = true, flake_rate = 0.5, state = 'FLAKY'`, inSql: false },
+  { kind: 'skipped last', columns: `last_status = 'SKIPPED', state = 'HEALTHY'`, inSql: false },
+  { kind: 'written by this run already', columns: `last_run_id = ${RUN}`, inSql: false },
+  { kind: 'written by a later run', columns: `last_run_id = ${RUN + 5}`, inSql: false },
+];
+
+/**
+ * TestHealthRepository.read with a batch's plain failures (FAILED_AGAIN): a test failing steadily gets what
+ * applyOutcome would give it, in the read's own statement, and is answered as done; any other is answered with its
+ * row, untouched, to be weighed in Node.
+ */
+describe('test health: plain failures of tests failing steadily, applied by the read', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  let repository: TestHealthRepository;
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
+    repository = new TestHealthRepository(db);
+    // Ids 1 to 300 (a range), each kind in turn: failing in runs 6 and 7 of stream 123, commit 456.
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
+                                first_seen_at, last_failed_at)
+       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
+              $2::timestamptz - interval '1 day'
+         FROM generate_series(1, 300) i`,
+      [entry(6, FAILED) + entry(7, FAILED), STARTED],
+    );
+    for (const [k, { columns }] of KINDS.entries()) {
+      if (columns) {
+        await db.query(
+          `UPDATE test_health SET ${columns} WHERE test_id % ${KINDS.length} = ${k}`,
+          columns.includes('$1') ? [STARTED] : [],
+        );
+      }
+    }
+  }, 60_000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  const ids = Array.from({ length: 300 }, (_, i) => String(i + 1));
+  const kindOf = (id: string) => KINDS[Number(id) % KINDS.length];
+  const statusOf = (id: string): ResultStatus => kindOf(id).status ?? 'FAILED';
+
+  it('leaves what applyOutcome leaves for the tests failing steadily, and only those', async () => {
+    const now = new Date();
+    const before = await db.transaction((tx) => repository.lock(tx, ids));
+    const answered = await db.transaction(async (tx) => {
+      const read = await repository.read(
+        tx,
+        ids,
+        ids.map(() => false),
+        String(RUN),
+        STARTED,
+        {
+          testIds: ids,
+          bits: ids.map((id) => entryBits(statusOf(id), 0)),
+          statuses: ids.map(statusOf),
+          ...entryParts(String(RUN), '123', '456'),
+          window: POLICY.window,
+        },
+      );
+      return { read, after: await repository.lock(tx, ids) };
+    });
+    const { read, after } = answered;
+    for (const id of ids) {
+      const { kind, inSql } = kindOf(id);
+      const was = before.get(id)!;
+      if (inSql) {
+        const { health, transitions } = applyOutcome(
+          was,
+          {
+            run: String(RUN),
+            stream: '123',
+            commit: '456',
+            startedAt: STARTED,
+            status: statusOf(id),
+            otherStatuses: 0,
+          },
+          POLICY,
+          now,
+        );
+        expect([kind, read.failedAgain.has(id), read.stored.has(id)]).toEqual([kind, true, false]);
+        expect(transitions).toEqual({ becameFlaky: false, quarantined: false, released: null });
+        expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(health)]);
+      } else {
+        expect([kind, read.failedAgain.has(id), read.stored.has(id)]).toEqual([kind, false, true]);
+        expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(was)]);
+      }
+    }
+    expect(read.failedAgain.size).toBe(ids.filter((id) => kindOf(id).inSql).length);
+  });
+
+  it('answers the same through one probe a test (ids too far apart for a range)', async () => {
+    const scattered = ['1000', '2000', '3000'];
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
+                                first_seen_at, last_failed_at)
+       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
+              $2::timestamptz - interval '1 day'
+         FROM unnest($3::bigint[]) i`,
+      [entry(6, FAILED) + entry(7, FAILED), STARTED, scattered],
+    );
+    await db.query(`UPDATE test_health SET flaky = true, state = 'FLAKY' WHERE test_id = 3000`);
+    const read = await db.transaction((tx) =>
+      repository.read(tx, scattered, [false, false, false], String(RUN), STARTED, {
+        testIds: scattered,
+        bits: scattered.map(() => entryBits('FAILED', 0)),
+        statuses: scattered.map(() => 'FAILED' as const),
+        ...entryParts(String(RUN), '123', '456'),
+        window: POLICY.window,
+      }),
+    );
+    expect([...read.failedAgain].sort()).toEqual(['1000', '2000']);
+    expect([...read.stored.keys()]).toEqual(['3000']);
+    const rows: { test_id: string; runs: number; last_run_id: string }[] = await db.query(
+      'SELECT test_id, runs, last_run_id FROM test_health WHERE test_id = ANY($1::bigint[]) ORDER BY test_id',
+      [scattered],
+    );
+    expect(rows.map((r) => [String(r.test_id), r.runs, String(r.last_run_id)])).toEqual([
+      ['1000', 3, String(RUN)],
+      ['2000', 3, String(RUN)],
+      ['3000', 2, '7'],
+    ]);
+  });
+});
+
+/** A test's health as compared: its window's entries and every field. */
+function comparable(h: TestHealth) {
+  return {
+    ...h,
+    firstSeenAt: h.firstSeenAt.toISOString(),
+    lastFailedAt: h.lastFailedAt?.toISOString() ?? null,
+    quarantine: h.quarantine && { ...h.quarantine, since: null },
+  };
+}
