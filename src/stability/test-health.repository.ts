@@ -372,12 +372,13 @@ export class TestHealthRepository {
     hi: number,
     failures: PlainFailures | undefined,
   ): Promise<HealthRead> {
-    // The range's quiet tests come back as one array (in the one row without a test id), the others each with its
-    // columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the range made it a hash of the
-    // table).
+    // The range's quiet tests come back as one list of ids (in the one row without a test id: comma-separated text,
+    // which a split reads ten times as fast as node-postgres parses an array of them: ~30 µs for 900 ids, not ~330),
+    // the others each with its columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the
+    // range made it a hash of the table).
     const rows = await queryPrepared<
       | (HealthRow & { version: string; quiet_ids: null; failed_ids: null })
-      | { test_id: null; quiet_ids: string[] | null; failed_ids: string[] | null }
+      | { test_id: null; quiet_ids: string | null; failed_ids: string | null }
     >(
       tx,
       'test-health-read-range',
@@ -385,12 +386,13 @@ export class TestHealthRepository {
        s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
            FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
-       SELECT NULL::bigint[] AS quiet_ids, NULL::bigint[] AS failed_ids, h.version, h.test_id, ${COLUMNS_OF_H}
+       SELECT NULL::text AS quiet_ids, NULL::text AS failed_ids, h.version, h.test_id, ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
                                      WHERE t.test_id = s.test_id LIMIT 1) h
         WHERE NOT s.quiet AND s.test_id NOT IN (SELECT f.test_id FROM f)
        UNION ALL
-       SELECT array_agg(s.test_id), (SELECT array_agg(f.test_id) FROM f), ${NULLS_OF_H} FROM s WHERE s.quiet`,
+       SELECT string_agg(s.test_id::text, ','), (SELECT string_agg(f.test_id::text, ',') FROM f), ${NULLS_OF_H}
+         FROM s WHERE s.quiet`,
       [lo, hi, run, startedAt, ...failureParams(failures)],
     );
     let quiet = new Set<string>();
@@ -398,8 +400,8 @@ export class TestHealthRepository {
     const found = new Map<string, HealthRow & { version: string }>();
     for (const r of rows) {
       if (r.test_id === null) {
-        quiet = new Set(r.quiet_ids);
-        failedAgain = new Set(r.failed_ids);
+        quiet = new Set(r.quiet_ids?.split(','));
+        failedAgain = new Set(r.failed_ids?.split(','));
       } else {
         found.set(String(r.test_id), r);
       }
