@@ -1,12 +1,18 @@
+import { jest } from '@jest/globals';
+import { EventEmitter2 } from '@nestjs/event-emitter';
 import { DataSource } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
+import type { NotificationOutbox } from '../../../src/notifications/notification-outbox.js';
 import type { ResultStatus } from '../../../src/results/entities.js';
+import type { TestOutcome } from '../../../src/results/results-observers.js';
+import { FlakyPolicyCache } from '../../../src/stability/flaky-policy.cache.js';
 import {
   type FlakyPolicy,
   type TestHealth,
   applyOutcome,
   entryBits,
 } from '../../../src/stability/flakiness.js';
+import { StabilityObserver } from '../../../src/stability/stability.observer.js';
 import { TestHealthRepository, entryParts } from '../../../src/stability/test-health.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 
@@ -214,6 +220,40 @@ describe('test health: plain failures of tests failing steadily, applied by the 
       ['2000', 3, String(RUN)],
       ['3000', 2, '7'],
     ]);
+  });
+  it("settles a batch's tests failing steadily by its read alone, and weighs only the others in Node", async () => {
+    const batch = Array.from({ length: 40 }, (_, i) => String(5001 + i));
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
+                                first_seen_at, last_failed_at)
+       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
+              $2::timestamptz - interval '1 day'
+         FROM unnest($3::bigint[]) i`,
+      [entry(6, FAILED) + entry(7, FAILED), STARTED, batch],
+    );
+    // One of them passed in run 6: its failure now is weighed in Node, as any test with a pass in its window.
+    await db.query(`UPDATE test_health SET win = decode($1, 'hex') WHERE test_id = 5007`, [
+      entry(6, PASSED) + entry(7, FAILED),
+    ]);
+    const observer = new StabilityObserver(repository, new FlakyPolicyCache(), new EventEmitter2(), {
+      owe: () => Promise.resolve(),
+    } as unknown as NotificationOutbox);
+    const updated = jest.spyOn(repository, 'update');
+    const outcomes: TestOutcome[] = batch.map((testId) => ({ testId, status: 'FAILED', otherStatuses: 0 }));
+    await db.transaction((tx) =>
+      observer.outcomesSettled(
+        tx,
+        { id: String(RUN), projectId: '1', stream: 's', attributes: {}, startedAt: STARTED },
+        outcomes,
+      ),
+    );
+    expect(updated.mock.calls.map(([, rows]) => rows.map((r) => r.testId))).toEqual([['5007']]);
+    updated.mockRestore();
+    const rows: { test_id: string; runs: number; last_run_id: string }[] = await db.query(
+      'SELECT test_id, runs, last_run_id FROM test_health WHERE test_id = ANY($1::bigint[]) ORDER BY test_id',
+      [batch],
+    );
+    expect(rows.map((r) => [r.runs, String(r.last_run_id)])).toEqual(batch.map(() => [3, String(RUN)]));
   });
 });
 
