@@ -113,15 +113,8 @@ describe('test health: plain failures of tests failing steadily, applied by the 
     database = await createTestDatabase();
     db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
     repository = new TestHealthRepository(db);
-    // Ids 1 to 300 (a range), each kind in turn: failing in runs 6 and 7 of stream 123, commit 456.
-    await db.query(
-      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
-                                first_seen_at, last_failed_at)
-       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
-              $2::timestamptz - interval '1 day'
-         FROM generate_series(1, 300) i`,
-      [entry(6, FAILED) + entry(7, FAILED), STARTED],
-    );
+    // Ids 1 to 300 (a range), each kind in turn.
+    await failingSteadily(Array.from({ length: 300 }, (_, i) => String(i + 1)));
     for (const [k, { columns }] of KINDS.entries()) {
       if (columns) {
         await db.query(
@@ -135,6 +128,17 @@ describe('test health: plain failures of tests failing steadily, applied by the 
     await db?.destroy();
     await database?.drop();
   });
+
+  /** Rows of tests that failed in runs 6 and 7 (stream 123, commit 456) and in no other. */
+  const failingSteadily = (testIds: string[]) =>
+    db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
+                                first_seen_at, last_failed_at)
+       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
+              $2::timestamptz - interval '1 day'
+         FROM unnest($3::bigint[]) i`,
+      [entry(6, FAILED) + entry(7, FAILED), STARTED, testIds],
+    );
 
   const ids = Array.from({ length: 300 }, (_, i) => String(i + 1));
   const kindOf = (id: string) => KINDS[Number(id) % KINDS.length];
@@ -191,14 +195,7 @@ describe('test health: plain failures of tests failing steadily, applied by the 
 
   it('answers the same through one probe a test (ids too far apart for a range)', async () => {
     const scattered = ['1000', '2000', '3000'];
-    await db.query(
-      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
-                                first_seen_at, last_failed_at)
-       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
-              $2::timestamptz - interval '1 day'
-         FROM unnest($3::bigint[]) i`,
-      [entry(6, FAILED) + entry(7, FAILED), STARTED, scattered],
-    );
+    await failingSteadily(scattered);
     await db.query(`UPDATE test_health SET flaky = true, state = 'FLAKY' WHERE test_id = 3000`);
     const read = await db.transaction((tx) =>
       repository.read(tx, scattered, [false, false, false], String(RUN), STARTED, {
@@ -221,16 +218,10 @@ describe('test health: plain failures of tests failing steadily, applied by the 
       ['3000', 2, '7'],
     ]);
   });
+
   it("settles a batch's tests failing steadily by its read alone, and weighs only the others in Node", async () => {
     const batch = Array.from({ length: 40 }, (_, i) => String(5001 + i));
-    await db.query(
-      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state,
-                                first_seen_at, last_failed_at)
-       SELECT i, 1, decode($1, 'hex'), 2, 0, 'FAILED', 7, 'FAILING', $2::timestamptz - interval '10 days',
-              $2::timestamptz - interval '1 day'
-         FROM unnest($3::bigint[]) i`,
-      [entry(6, FAILED) + entry(7, FAILED), STARTED, batch],
-    );
+    await failingSteadily(batch);
     // One of them passed in run 6: its failure now is weighed in Node, as any test with a pass in its window.
     await db.query(`UPDATE test_health SET win = decode($1, 'hex') WHERE test_id = 5007`, [
       entry(6, PASSED) + entry(7, FAILED),
