@@ -54,6 +54,9 @@ const NULLS_OF_H = HEALTH_COLUMNS.split(', ')
   .concat('NULL')
   .join(', ');
 
+/** NULLS_OF_H but for the test id's (the version's and COLUMNS_OF_H's). */
+const NULLS_OF_H_BUT_ID = NULLS_OF_H.split(', ').slice(1).join(', ');
+
 /**
  * The bytes of a window entry in `win` (see migration TestHealth): the run id (6 bytes), the bits (1), the stream
  * key (4), the commit key (4), big-endian.
@@ -331,6 +334,8 @@ export class TestHealthRepository {
    * plain pass (`plain`) and that is steady (flakiness.ts, `steady`) with a last run before `run` and first seen by
    * `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written (its row lags;
    * `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that ever failed.
+   * The plain failures in `failures` are applied by the same statement to the tests failing steadily (FAILED_AGAIN,
+   * which locks those rows as an update does): those are answered in `failedAgain`, and not read.
    * A batch's tests mostly have ids close together (a suite's tests are created by its first run, together): those
    * are read as one range of the primary key (`readRange`), the others one index probe a test (`readEach`).
    */
@@ -464,7 +469,7 @@ export class TestHealthRepository {
            LIMIT 1) h ON true
         WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT f.test_id FROM f)
        UNION ALL
-       SELECT f.test_id, ${NULLS_OF_H.split(', ').slice(1).join(', ')}, true FROM f`,
+       SELECT f.test_id, ${NULLS_OF_H_BUT_ID}, true FROM f`,
       [testIds, plain, run, startedAt, ...failureParams(failures)],
     );
     const quiet = new Set(testIds);
