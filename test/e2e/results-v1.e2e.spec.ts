@@ -362,7 +362,8 @@ describe('Test results, V1', () => {
       const posted = api(reporterToken)
         .post(`/api/runs/${second}/results`, { results: [{ ...failing, uuid }] })
         .then((response) => response);
-      await waitingOnLock('UPDATE test_health%');
+      // (A failure of a test failing steadily is applied by the batch's read of test health: an UPDATE in its WITH.)
+      await waitingOnLock('%UPDATE test_health%');
       // The batch holds its result's UUID and waits for the health row; this transaction now waits for the UUID.
       await other.query(
         `INSERT INTO results (run_id, project_id, test_id, uuid, name, status, outcome)
