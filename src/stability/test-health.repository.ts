@@ -249,14 +249,21 @@ export function entryParts(
 }
 
 /**
+ * Whether every entry of the window of row `t` has `bits & mask = value` (its bits: the byte after the run id; see
+ * ENTRY). True for an empty window.
+ */
+const everyEntrySql = (t: string, mask: number, value: number) =>
+  `NOT EXISTS (SELECT 1 FROM generate_series(6, length(${t}.win) - 1, ${ENTRY}) i
+                WHERE get_byte(${t}.win, i) & ${mask} <> ${value})`;
+
+/**
  * Whether the row `t` is failing steadily: every entry of its window failed, no outcome or attempt passed, it is
  * neither flaky nor quarantined, its last status is a failure and its last run is before the query's run ($3).
  */
 const failingSteadilySql = (t: string) =>
   `${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status IN ('FAILED', 'BROKEN')
    AND ${t}.last_run_id < $3::bigint AND length(${t}.win) >= ${ENTRY}
-   AND NOT EXISTS (SELECT 1 FROM generate_series(6, length(${t}.win) - 1, ${ENTRY}) i
-                    WHERE get_byte(${t}.win, i) & ${(PASSED << 4) | PASSED} <> 0)`;
+   AND ${everyEntrySql(t, (PASSED << 4) | PASSED, 0)}`;
 
 /**
  * The CTE `f` of `read`'s statements: the plain failures ($5…$10, see PlainFailures) applied to the tests failing
@@ -297,9 +304,7 @@ const RANGE_SPAN = 2;
 const quietSql = (t: string, plain: string) =>
   `${plain} AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.runs >= 2
    AND ${t}.last_run_id < $3::bigint AND ${t}.first_seen_at <= $4
-   AND (${t}.last_failed_at IS NULL
-        OR NOT EXISTS (SELECT 1 FROM generate_series(6, length(${t}.win) - 1, ${ENTRY}) i
-                        WHERE get_byte(${t}.win, i) & ${0xf0 | FAILURE_BITS} <> ${PASSED << 4}))`;
+   AND (${t}.last_failed_at IS NULL OR ${everyEntrySql(t, 0xf0 | FAILURE_BITS, PASSED << 4)})`;
 
 /** An expired quarantine ended by the sweep. */
 export interface ExpiredQuarantine {
