@@ -10,6 +10,7 @@ import {
   newHealth,
   plainFailure,
   quarantined,
+  skip,
   stateOf,
 } from './flakiness.js';
 
@@ -280,5 +281,23 @@ describe('plainFailure', () => {
     expect(plainFailure({ status: 'BROKEN', otherStatuses: PASSED | FAILED })).toBe(false);
     expect(plainFailure({ status: 'PASSED', otherStatuses: 0 })).toBe(false);
     expect(plainFailure({ status: 'SKIPPED', otherStatuses: 0 })).toBe(false);
+  });
+});
+
+describe('skip', () => {
+  it('is a SKIPPED outcome, which moves a test that never ran by its last status, last run and first seen only', () => {
+    expect(skip({ status: 'SKIPPED' })).toBe(true);
+    expect(skip({ status: 'PASSED' })).toBe(false);
+    const first = outcome('SKIPPED');
+    const never = applyOutcome(newHealth(NOW), first, POLICY, NOW).health;
+    const again = outcome('SKIPPED', { startedAt: new Date(NOW.getTime() - 5000) });
+    const { health, transitions } = applyOutcome(never, again, POLICY, NOW);
+    expect(health).toEqual({
+      ...never,
+      lastStatus: 'SKIPPED',
+      lastRunId: again.run,
+      firstSeenAt: again.startedAt,
+    });
+    expect(transitions).toEqual({ becameFlaky: false, quarantined: false, released: null });
   });
 });

@@ -207,6 +207,16 @@ export function plainFailure(outcome: Pick<RunOutcome, 'status' | 'otherStatuses
   );
 }
 
+/**
+ * Whether an outcome is a skip (SKIPPED): applied to a test that has never run (its window is empty: every outcome
+ * of it so far was a skip, a disabled test say) and is not quarantined, it leaves the test so: no entry, no verdict,
+ * HEALTHY. Only its last status, last run and first seen move, which the read of a batch applies in SQL as it does a
+ * plain failure (test-health.repository.ts, `SKIPPED_AGAIN`).
+ */
+export function skip(outcome: Pick<RunOutcome, 'status'>): boolean {
+  return outcome.status === 'SKIPPED';
+}
+
 /** Whether the quarantine holds at `now` (an `until` that passed ends it at once, whatever is stored). */
 export function quarantineActive(q: Quarantine | null, now: Date): q is Quarantine {
   return q !== null && (q.until === null || q.until.getTime() > now.getTime());

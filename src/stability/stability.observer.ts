@@ -22,6 +22,7 @@ import {
   newHealth,
   plainFailure,
   plainPass,
+  skip,
 } from './flakiness.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
@@ -44,10 +45,11 @@ const MAX_TRIES = 5;
  * only its window, which its results already record, so the read picks those tests out of the batch and only the
  * others are stored; a steady test's window is read back from its outcomes when it next needs it (`caughtUp`: a
  * failure, a skip, a person's quarantine). The next most common case, a plain failure of a test failing steadily
- * (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure: the read's own
- * statement applies it in SQL (under the row's lock, to the row as it is then), so that such a test is neither
- * answered, weighed nor written back (a CPU profile of the bench's V1 rerun: ~2 ms of the service's CPU a batch of
- * 1,000 results, a tenth failing). A test that turned flaky or was quarantined owes its notification in
+ * (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure, and a skip of a test
+ * that never ran (`skip`: a disabled test) only its last status and run: the read's own statement applies those in
+ * SQL (under the row's lock, to the row as it is then), so that such a test is neither answered, weighed nor written
+ * back (a CPU profile of the bench's V1 rerun: ~2 ms of the service's CPU a batch of 1,000 results, a tenth
+ * failing). A test that turned flaky or was quarantined owes its notification in
  * the same transaction; live events, audit records and the notification's announcement follow the commit.
  *
  * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test
@@ -130,27 +132,30 @@ export class StabilityObserver implements ResultsObserver {
       }
     }
     // One read: plain passes of steady tests change nothing but their windows and are not written (see `steady`);
-    // plain failures of tests failing steadily are applied by the same statement (see `plainFailure`); the others
-    // are weighed and stored where their row is still as read (else locked and weighed again).
+    // plain failures of tests failing steadily and skips of tests that never ran are applied by the same statement
+    // (see `plainFailure`, `skip`); the others are weighed and stored where their row is still as read (else locked
+    // and weighed again).
     const failing = pending.filter(plainFailure);
+    const skipped = pending.filter(skip);
     const read = await this.health.read(
       tx,
       pending.map((o) => o.testId),
       pending.map(plainPass),
       known.run,
       known.startedAt,
-      failing.length
+      failing.length || skipped.length
         ? {
             testIds: failing.map((o) => o.testId),
             bits: failing.map((o) => entryBits(o.status, o.otherStatuses)),
             statuses: failing.map((o) => o.status),
             ...entryParts(known.run, known.stream, known.commit),
             window: policy.window,
+            skipped: skipped.map((o) => o.testId),
           }
         : undefined,
     );
-    if (read.quiet.size || read.failedAgain.size) {
-      pending = pending.filter((o) => !read.quiet.has(o.testId) && !read.failedAgain.has(o.testId));
+    if (read.quiet.size || read.repeated.size) {
+      pending = pending.filter((o) => !read.quiet.has(o.testId) && !read.repeated.has(o.testId));
     }
     let stored = read.stored;
     let versions: Map<string, string> | undefined = read.versions;

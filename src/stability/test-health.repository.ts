@@ -213,31 +213,33 @@ const copyBool = (b: boolean | null | undefined): string =>
 const ts = (column: string) => `to_timestamp(${column} / 1000)`;
 
 /**
- * What `read` answers: the quiet tests, the tests failing steadily whose plain failure it applied (`failedAgain`),
- * and the others' stored health with its version (a test without a row: none).
+ * What `read` answers: the quiet tests, the tests whose outcome it applied itself (`repeated`: see Repeats), and the
+ * others' stored health with its version (a test without a row: none).
  */
 export interface HealthRead {
   quiet: Set<string>;
-  failedAgain: Set<string>;
+  repeated: Set<string>;
   stored: Map<string, TestHealth>;
   versions: Map<string, string>;
 }
 
 /**
- * A batch's plain failures (flakiness.ts, `plainFailure`) for `read` to apply to the tests failing steadily: the
- * tests, each outcome's window entry bits and status, the run's entry but for the bits (the run id before them, the
- * stream and commit keys after), and the policy's window.
+ * A batch's outcomes for `read` to apply where they repeat what the test did before: its plain failures
+ * (flakiness.ts, `plainFailure`) to the tests failing steadily, its skips (`skip`) to the tests that never ran. The
+ * failures: their tests, each outcome's window entry bits and status, the run's entry but for the bits (the run id
+ * before them, the stream and commit keys after), and the policy's window; the skips: their tests.
  */
-export interface PlainFailures {
+export interface Repeats {
   testIds: string[];
   bits: number[];
   statuses: ResultStatus[];
   entryHead: Buffer;
   entryTail: Buffer;
   window: number;
+  skipped: string[];
 }
 
-/** The entry of run `run` (stream and commit keys as in WindowEntry) as `PlainFailures` takes it. */
+/** The entry of run `run` (stream and commit keys as in WindowEntry) as `Repeats` takes it. */
 export function entryParts(
   run: string,
   stream: string,
@@ -266,12 +268,16 @@ const failingSteadilySql = (t: string) =>
    AND ${everyEntrySql(t, (PASSED << 4) | PASSED, 0)}`;
 
 /**
- * The CTE `f` of `read`'s statements: the plain failures ($5…$10, see PlainFailures) applied to the tests failing
- * steadily, as flakiness.ts's applyOutcome would (`plainFailure` says why nothing else moves): the run's entry added
- * to the window (trimmed to the policy's window), run count, last status and run, first seen and last failure (the
- * run's start, $4). In the statement's row lock order (the batch's), as the update of the tests weighed in Node is.
+ * The CTEs of `read`'s statements that apply the batch's repeats ($5…$11, see Repeats) as flakiness.ts's
+ * applyOutcome would, in the statement's row lock order (the batch's), as the update of the tests weighed in Node is:
+ * - `f`: the plain failures, to the tests failing steadily (`plainFailure` says why nothing else moves): the run's
+ *   entry added to the window (trimmed to the policy's window), run count, last status and run, first seen and last
+ *   failure (the run's start, $4);
+ * - `sk`: the skips, to the tests that never ran and are not quarantined (`skip`): last status and run, first seen
+ *   (the other columns as the rules leave an empty window: no runs, no verdict, HEALTHY);
+ * - `rep`: the tests of both.
  */
-const FAILED_AGAIN = `f AS (
+const REPEATS = `f AS (
   UPDATE test_health t
      SET win = substr(t.win || $8::bytea || set_byte('\\x00'::bytea, 0, k.bits) || $9::bytea,
                       greatest(1, length(t.win) + ${ENTRY + 1} - $10::int * ${ENTRY})),
@@ -280,16 +286,25 @@ const FAILED_AGAIN = `f AS (
          last_failed_at = greatest(t.last_failed_at, $4)
     FROM unnest($5::bigint[], $6::int[], $7::text[]) AS k(id, bits, status)
    WHERE t.test_id = k.id AND ${failingSteadilySql('t')}
-  RETURNING t.test_id)`;
+  RETURNING t.test_id),
+  sk AS (
+  UPDATE test_health t
+     SET last_status = 'SKIPPED', last_run_id = $3::bigint, runs = 0, flake_rate = NULL, flaky = false,
+         state = 'HEALTHY', first_seen_at = least(t.first_seen_at, $4)
+    FROM unnest($11::bigint[]) AS k(id)
+   WHERE t.test_id = k.id AND t.q_since IS NULL AND length(t.win) = 0 AND t.last_run_id < $3::bigint
+  RETURNING t.test_id),
+  rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk)`;
 
-/** `PlainFailures` as the parameters $5…$10 of `read`'s statements. */
-const failureParams = (f: PlainFailures | undefined): unknown[] => [
-  f ? idArray(f.testIds) : '{}',
-  f?.bits ?? [],
-  f?.statuses ?? [],
-  f?.entryHead ?? Buffer.alloc(6),
-  f?.entryTail ?? Buffer.alloc(8),
-  f?.window ?? 2,
+/** `Repeats` as the parameters $5…$11 of `read`'s statements. */
+const repeatParams = (r: Repeats | undefined): unknown[] => [
+  r ? idArray(r.testIds) : '{}',
+  r?.bits ?? [],
+  r?.statuses ?? [],
+  r?.entryHead ?? Buffer.alloc(6),
+  r?.entryTail ?? Buffer.alloc(8),
+  r?.window ?? 2,
+  r ? idArray(r.skipped) : '{}',
 ];
 
 /** Tests read as one range of ids at least (fewer: a probe each). */
@@ -339,8 +354,8 @@ export class TestHealthRepository {
    * plain pass (`plain`) and that is steady (flakiness.ts, `steady`) with a last run before `run` and first seen by
    * `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written (its row lags;
    * `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that ever failed.
-   * The plain failures in `failures` are applied by the same statement to the tests failing steadily (FAILED_AGAIN,
-   * which locks those rows as an update does): those are answered in `failedAgain`, and not read.
+   * The `repeats` (plain failures of tests failing steadily, skips of tests that never ran) are applied by the same
+   * statement (REPEATS, which locks those rows as an update does): those are answered in `repeated`, and not read.
    * A batch's tests mostly have ids close together (a suite's tests are created by its first run, together): those
    * are read as one range of the primary key (`readRange`), the others one index probe a test (`readEach`).
    */
@@ -350,7 +365,7 @@ export class TestHealthRepository {
     plain: readonly boolean[],
     run: string,
     startedAt: Date,
-    failures?: PlainFailures,
+    repeats?: Repeats,
   ): Promise<HealthRead> {
     let lo = Infinity;
     let hi = -Infinity;
@@ -360,8 +375,8 @@ export class TestHealthRepository {
       hi = n > hi ? n : hi;
     }
     return testIds.length >= RANGE_MIN && hi - lo < RANGE_SPAN * testIds.length
-      ? this.readRange(tx, testIds, plain, run, startedAt, lo, hi, failures)
-      : this.readEach(tx, testIds, plain, run, startedAt, failures);
+      ? this.readRange(tx, testIds, plain, run, startedAt, lo, hi, repeats)
+      : this.readEach(tx, testIds, plain, run, startedAt, repeats);
   }
 
   /**
@@ -380,43 +395,43 @@ export class TestHealthRepository {
     startedAt: Date,
     lo: number,
     hi: number,
-    failures: PlainFailures | undefined,
+    repeats: Repeats | undefined,
   ): Promise<HealthRead> {
     // The range's quiet tests come back as one list of ids (in the one row without a test id: comma-separated text,
     // which a split reads ten times as fast as node-postgres parses an array of them: ~30 µs for 900 ids, not ~330),
     // the others each with its columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the
     // range made it a hash of the table).
     const rows = await queryPrepared<
-      | (HealthRow & { version: string; quiet_ids: null; failed_ids: null })
-      | { test_id: null; quiet_ids: string | null; failed_ids: string | null }
+      | (HealthRow & { version: string; quiet_ids: null; repeated_ids: null })
+      | { test_id: null; quiet_ids: string | null; repeated_ids: string | null }
     >(
       tx,
       'test-health-read-range',
-      `WITH ${FAILED_AGAIN},
+      `WITH ${REPEATS},
        s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
            FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
-       SELECT NULL::text AS quiet_ids, NULL::text AS failed_ids, h.version, h.test_id, ${COLUMNS_OF_H}
+       SELECT NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id, ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
                                      WHERE t.test_id = s.test_id LIMIT 1) h
-        WHERE NOT s.quiet AND s.test_id NOT IN (SELECT f.test_id FROM f)
+        WHERE NOT s.quiet AND s.test_id NOT IN (SELECT rep.test_id FROM rep)
        UNION ALL
-       SELECT string_agg(s.test_id::text, ','), (SELECT string_agg(f.test_id::text, ',') FROM f), ${NULLS_OF_H}
+       SELECT string_agg(s.test_id::text, ','), (SELECT string_agg(rep.test_id::text, ',') FROM rep), ${NULLS_OF_H}
          FROM s WHERE s.quiet`,
-      [lo, hi, run, startedAt, ...failureParams(failures)],
+      [lo, hi, run, startedAt, ...repeatParams(repeats)],
     );
     let quiet = new Set<string>();
-    let failedAgain = new Set<string>();
+    let repeated = new Set<string>();
     const found = new Map<string, HealthRow & { version: string }>();
     for (const r of rows) {
       if (r.test_id === null) {
         quiet = new Set(r.quiet_ids?.split(','));
-        failedAgain = new Set(r.failed_ids?.split(','));
+        repeated = new Set(r.repeated_ids?.split(','));
       } else {
         found.set(String(r.test_id), r);
       }
     }
-    const result: HealthRead = { quiet: new Set(), failedAgain, stored: new Map(), versions: new Map() };
+    const result: HealthRead = { quiet: new Set(), repeated, stored: new Map(), versions: new Map() };
     const again: string[] = [];
     testIds.forEach((id, i) => {
       if (quiet.has(id)) {
@@ -458,40 +473,40 @@ export class TestHealthRepository {
     plain: readonly boolean[],
     run: string,
     startedAt: Date,
-    failures: PlainFailures | undefined,
+    repeats: Repeats | undefined,
   ): Promise<HealthRead> {
     // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone, a test
-    // failing steadily whose failure was applied as its id with `failed`.
-    const rows = await queryPrepared<HealthRow & { version: string | null; failed: boolean }>(
+    // whose repeat was applied as its id with `repeated`.
+    const rows = await queryPrepared<HealthRow & { version: string | null; repeated: boolean }>(
       tx,
       'test-health-read-each',
-      `WITH ${FAILED_AGAIN}
-       SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}, false AS failed
+      `WITH ${REPEATS}
+       SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}, false AS repeated
          FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
          LEFT JOIN LATERAL (
           SELECT t.xmin::text AS version, ${COLUMNS_OF_T}, (${quietSql('t', 'k.plain')}) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
-        WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT f.test_id FROM f)
+        WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT rep.test_id FROM rep)
        UNION ALL
-       SELECT f.test_id, ${NULLS_OF_H_BUT_ID}, true FROM f`,
-      [testIds, plain, run, startedAt, ...failureParams(failures)],
+       SELECT rep.test_id, ${NULLS_OF_H_BUT_ID}, true FROM rep`,
+      [testIds, plain, run, startedAt, ...repeatParams(repeats)],
     );
     const quiet = new Set(testIds);
-    const failedAgain = new Set<string>();
+    const repeated = new Set<string>();
     const stored = new Map<string, TestHealth>();
     const versions = new Map<string, string>();
     for (const r of rows) {
       const id = String(r.test_id);
       quiet.delete(id);
-      if (r.failed) {
-        failedAgain.add(id);
+      if (r.repeated) {
+        repeated.add(id);
       } else if (r.version !== null) {
         stored.set(id, toHealth(r));
         versions.set(id, r.version);
       }
     }
-    return { quiet, failedAgain, stored, versions };
+    return { quiet, repeated, stored, versions };
   }
 
   /**

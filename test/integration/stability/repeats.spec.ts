@@ -36,9 +36,14 @@ const POLICY: FlakyPolicy = {
   releaseAfterPasses: 3,
 };
 
+/** The columns of a test that never ran: every outcome of it so far was a skip. */
+const NEVER_RAN_BUT_STATE = `win = ''::bytea, runs = 0, flake_rate = NULL, last_status = 'SKIPPED'`;
+const NEVER_RAN = `${NEVER_RAN_BUT_STATE}, state = 'HEALTHY'`;
+
 /**
- * Rows of every kind, with whether a plain failure of the run applies to it in SQL (failing steadily): what that
- * leaves must be what applyOutcome makes of the row (flakiness.ts); the others are answered to be weighed in Node.
+ * Rows of every kind, with whether the run's outcome (a plain failure unless `status` says otherwise) applies to it
+ * in SQL (a plain failure to a test failing steadily, a skip to a test that never ran): what that leaves must be what
+ * applyOutcome makes of the row (flakiness.ts); the others are answered to be weighed in Node.
  */
 const KINDS: { kind: string; columns: string; status?: ResultStatus; inSql: boolean }[] = [
   { kind: 'failing steadily, window not full', columns: '', inSql: true },
@@ -97,14 +102,34 @@ const KINDS: { kind: string; columns: string; status?: ResultStatus; inSql: bool
   { kind: 'skipped last', columns: `last_status = 'SKIPPED', state = 'HEALTHY'`, inSql: false },
   { kind: 'written by this run already', columns: `last_run_id = ${RUN}`, inSql: false },
   { kind: 'written by a later run', columns: `last_run_id = ${RUN + 5}`, inSql: false },
+  { kind: 'never ran, skipped again', columns: NEVER_RAN, status: 'SKIPPED', inSql: true },
+  {
+    kind: 'never ran, skipped again, first seen after the run started',
+    columns: `${NEVER_RAN}, first_seen_at = $1::timestamptz + interval '1 hour', last_failed_at = NULL`,
+    status: 'SKIPPED',
+    inSql: true,
+  },
+  {
+    kind: 'never ran, quarantined by a person, skipped',
+    columns: `${NEVER_RAN_BUT_STATE}, q_since = now(), q_reason = 'x', q_auto = false, state = 'QUARANTINED'`,
+    status: 'SKIPPED',
+    inSql: false,
+  },
+  {
+    kind: 'never ran, skipped by this run already',
+    columns: `${NEVER_RAN}, last_run_id = ${RUN}`,
+    status: 'SKIPPED',
+    inSql: false,
+  },
+  { kind: 'failing steadily, skipped now', columns: '', status: 'SKIPPED', inSql: false },
 ];
 
 /**
- * TestHealthRepository.read with a batch's plain failures (FAILED_AGAIN): a test failing steadily gets what
- * applyOutcome would give it, in the read's own statement, and is answered as done; any other is answered with its
- * row, untouched, to be weighed in Node.
+ * TestHealthRepository.read with a batch's repeats (REPEATS): a test failing steadily that failed again, or a test
+ * that never ran skipped again, gets what applyOutcome would give it, in the read's own statement, and is answered
+ * as done; any other is answered with its row, untouched, to be weighed in Node.
  */
-describe('test health: plain failures of tests failing steadily, applied by the read', () => {
+describe('test health: plain failures of tests failing steadily and skips of tests that never ran, applied by the read', () => {
   let database: TestDatabase;
   let db: DataSource;
   let repository: TestHealthRepository;
@@ -144,9 +169,10 @@ describe('test health: plain failures of tests failing steadily, applied by the 
   const kindOf = (id: string) => KINDS[Number(id) % KINDS.length];
   const statusOf = (id: string): ResultStatus => kindOf(id).status ?? 'FAILED';
 
-  it('leaves what applyOutcome leaves for the tests failing steadily, and only those', async () => {
+  it('leaves what applyOutcome leaves for those tests, and only those', async () => {
     const now = new Date();
     const before = await db.transaction((tx) => repository.lock(tx, ids));
+    const failing = ids.filter((id) => statusOf(id) !== 'SKIPPED');
     const answered = await db.transaction(async (tx) => {
       const read = await repository.read(
         tx,
@@ -155,11 +181,12 @@ describe('test health: plain failures of tests failing steadily, applied by the 
         String(RUN),
         STARTED,
         {
-          testIds: ids,
-          bits: ids.map((id) => entryBits(statusOf(id), 0)),
-          statuses: ids.map(statusOf),
+          testIds: failing,
+          bits: failing.map((id) => entryBits(statusOf(id), 0)),
+          statuses: failing.map(statusOf),
           ...entryParts(String(RUN), '123', '456'),
           window: POLICY.window,
+          skipped: ids.filter((id) => statusOf(id) === 'SKIPPED'),
         },
       );
       return { read, after: await repository.lock(tx, ids) };
@@ -182,46 +209,51 @@ describe('test health: plain failures of tests failing steadily, applied by the 
           POLICY,
           now,
         );
-        expect([kind, read.failedAgain.has(id), read.stored.has(id)]).toEqual([kind, true, false]);
+        expect([kind, read.repeated.has(id), read.stored.has(id)]).toEqual([kind, true, false]);
         expect(transitions).toEqual({ becameFlaky: false, quarantined: false, released: null });
         expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(health)]);
       } else {
-        expect([kind, read.failedAgain.has(id), read.stored.has(id)]).toEqual([kind, false, true]);
+        expect([kind, read.repeated.has(id), read.stored.has(id)]).toEqual([kind, false, true]);
         expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(was)]);
       }
     }
-    expect(read.failedAgain.size).toBe(ids.filter((id) => kindOf(id).inSql).length);
+    expect(read.repeated.size).toBe(ids.filter((id) => kindOf(id).inSql).length);
   });
 
   it('answers the same through one probe a test (ids too far apart for a range)', async () => {
     const scattered = ['1000', '2000', '3000'];
-    await failingSteadily(scattered);
+    await failingSteadily([...scattered, '4000']);
     await db.query(`UPDATE test_health SET flaky = true, state = 'FLAKY' WHERE test_id = 3000`);
+    await db.query(`UPDATE test_health SET ${NEVER_RAN} WHERE test_id = 4000`);
     const read = await db.transaction((tx) =>
-      repository.read(tx, scattered, [false, false, false], String(RUN), STARTED, {
+      repository.read(tx, [...scattered, '4000'], [false, false, false, false], String(RUN), STARTED, {
         testIds: scattered,
         bits: scattered.map(() => entryBits('FAILED', 0)),
         statuses: scattered.map(() => 'FAILED' as const),
         ...entryParts(String(RUN), '123', '456'),
         window: POLICY.window,
+        skipped: ['4000'],
       }),
     );
-    expect([...read.failedAgain].sort()).toEqual(['1000', '2000']);
+    expect([...read.repeated].sort()).toEqual(['1000', '2000', '4000']);
     expect([...read.stored.keys()]).toEqual(['3000']);
     const rows: { test_id: string; runs: number; last_run_id: string }[] = await db.query(
       'SELECT test_id, runs, last_run_id FROM test_health WHERE test_id = ANY($1::bigint[]) ORDER BY test_id',
-      [scattered],
+      [[...scattered, '4000']],
     );
     expect(rows.map((r) => [String(r.test_id), r.runs, String(r.last_run_id)])).toEqual([
       ['1000', 3, String(RUN)],
       ['2000', 3, String(RUN)],
       ['3000', 2, '7'],
+      ['4000', 0, String(RUN)],
     ]);
   });
 
-  it("settles a batch's tests failing steadily by its read alone, and weighs only the others in Node", async () => {
+  it("settles a batch's tests failing steadily and its tests that never ran by its read alone, and weighs only the others in Node", async () => {
     const batch = Array.from({ length: 40 }, (_, i) => String(5001 + i));
-    await failingSteadily(batch);
+    const disabled = Array.from({ length: 10 }, (_, i) => String(5041 + i));
+    await failingSteadily([...batch, ...disabled]);
+    await db.query(`UPDATE test_health SET ${NEVER_RAN} WHERE test_id = ANY($1::bigint[])`, [disabled]);
     // One of them passed in run 6: its failure now is weighed in Node, as any test with a pass in its window.
     await db.query(`UPDATE test_health SET win = decode($1, 'hex') WHERE test_id = 5007`, [
       entry(6, PASSED) + entry(7, FAILED),
@@ -230,7 +262,10 @@ describe('test health: plain failures of tests failing steadily, applied by the 
       owe: () => Promise.resolve(),
     } as unknown as NotificationOutbox);
     const updated = jest.spyOn(repository, 'update');
-    const outcomes: TestOutcome[] = batch.map((testId) => ({ testId, status: 'FAILED', otherStatuses: 0 }));
+    const outcomes: TestOutcome[] = [
+      ...batch.map((testId) => ({ testId, status: 'FAILED' as const, otherStatuses: 0 })),
+      ...disabled.map((testId) => ({ testId, status: 'SKIPPED' as const, otherStatuses: 0 })),
+    ];
     await db.transaction((tx) =>
       observer.outcomesSettled(
         tx,
@@ -240,11 +275,16 @@ describe('test health: plain failures of tests failing steadily, applied by the 
     );
     expect(updated.mock.calls.map(([, rows]) => rows.map((r) => r.testId))).toEqual([['5007']]);
     updated.mockRestore();
-    const rows: { test_id: string; runs: number; last_run_id: string }[] = await db.query(
-      'SELECT test_id, runs, last_run_id FROM test_health WHERE test_id = ANY($1::bigint[]) ORDER BY test_id',
-      [batch],
-    );
-    expect(rows.map((r) => [r.runs, String(r.last_run_id)])).toEqual(batch.map(() => [3, String(RUN)]));
+    const rows: { test_id: string; runs: number; last_run_id: string; last_status: string }[] =
+      await db.query(
+        `SELECT test_id, runs, last_run_id, last_status FROM test_health WHERE test_id = ANY($1::bigint[])
+        ORDER BY test_id`,
+        [[...batch, ...disabled]],
+      );
+    expect(rows.map((r) => [r.runs, String(r.last_run_id), r.last_status])).toEqual([
+      ...batch.map(() => [3, String(RUN), 'FAILED']),
+      ...disabled.map(() => [0, String(RUN), 'SKIPPED']),
+    ]);
   });
 });
 
