@@ -307,6 +307,16 @@ const repeatParams = (r: Repeats | undefined): unknown[] => [
   r ? idArray(r.skipped) : '{}',
 ];
 
+/** The ids of `testIds` as bits of a mask of the ids `lo`…`hi` (id `lo + k`: bit k, as get_bit on a bytea reads it). */
+export function batchMask(testIds: readonly string[], lo: number, hi: number): Buffer {
+  const mask = Buffer.alloc(Math.ceil((hi - lo + 1) / 8));
+  for (const id of testIds) {
+    const k = Number(id) - lo;
+    mask[k >> 3] |= 1 << (k & 7);
+  }
+  return mask;
+}
+
 /** Tests read as one range of ids at least (fewer: a probe each). */
 const RANGE_MIN = 32;
 /** A batch's ids are read as one range when it spans fewer than this many ids a test. */
@@ -382,10 +392,12 @@ export class TestHealthRepository {
   /**
    * `read` through one scan of the primary key from the lowest id to the highest: ~1 µs a row, where a probe a test
    * costs ~3 µs (its own descent of the index), and a plan without the batch's ids in it (a list of 1,000 constants
-   * costs its planning ~1 ms). The rows of the range that would be quiet were their outcome a plain pass come back as
-   * one array of ids, the others each with its columns (read by a probe: few); the rows of the range that are not the
-   * batch's are passed over here. A test of the batch whose outcome is not a plain pass but whose row would be quiet
-   * (a steady test failing, say) is read again in full (`readEach`).
+   * costs its planning ~1 ms). The rows of the range that are not the batch's are passed over by a bit mask of the
+   * batch's ids (`batchMask`: two clients writing one run create its tests with their ids interleaved, so a batch's
+   * range holds another batch's tests as well). The batch's rows that would be quiet were their outcome a plain pass
+   * come back as one array of ids, the others each with its columns (read by a probe: few). A test of the batch whose
+   * outcome is not a plain pass but whose row would be quiet (a steady test failing, say) is read again in full
+   * (`readEach`).
    */
   private async readRange(
     tx: Pick<EntityManager, 'query'>,
@@ -410,7 +422,7 @@ export class TestHealthRepository {
       `WITH ${REPEATS},
        s AS MATERIALIZED (
          SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
-           FROM test_health t WHERE t.test_id BETWEEN $1 AND $2)
+           FROM test_health t WHERE t.test_id BETWEEN $1 AND $2 AND get_bit($12::bytea, (t.test_id - $1)::int) = 1)
        SELECT NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id, ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
                                      WHERE t.test_id = s.test_id LIMIT 1) h
@@ -418,7 +430,7 @@ export class TestHealthRepository {
        UNION ALL
        SELECT string_agg(s.test_id::text, ','), (SELECT string_agg(rep.test_id::text, ',') FROM rep), ${NULLS_OF_H}
          FROM s WHERE s.quiet`,
-      [lo, hi, run, startedAt, ...repeatParams(repeats)],
+      [lo, hi, run, startedAt, ...repeatParams(repeats), batchMask(testIds, lo, hi)],
     );
     let quiet = new Set<string>();
     let repeated = new Set<string>();

@@ -92,12 +92,15 @@ describe('test health: the read of a batch', () => {
   async function read(ids: number[], plain: (id: number) => boolean) {
     const repository = new TestHealthRepository(db);
     const sent: string[] = [];
+    const answered: { test_id: string | null; quiet_ids?: string | null }[][] = [];
     const answer = await db.transaction((tx) =>
       repository.read(
         {
-          query: (sql: string, params: unknown[]) => {
+          query: async (sql: string, params: unknown[]) => {
             sent.push(sql);
-            return tx.query(sql, params);
+            const rows: { test_id: string | null }[] = await tx.query(sql, params);
+            answered.push(rows);
+            return rows;
           },
         } as Pick<EntityManager, 'query'>,
         ids.map(String),
@@ -106,7 +109,7 @@ describe('test health: the read of a batch', () => {
         started,
       ),
     );
-    return { answer, sent };
+    return { answer, sent, answered };
   }
 
   /** What one probe a test answers (the repository's own path for scattered ids). */
@@ -142,6 +145,18 @@ describe('test health: the read of a batch', () => {
     expect(answer.stored.get('102')).toMatchObject({ runs: 3, lastStatus: 'PASSED' });
   });
 
+  it("passes over the rows of the range that are not the batch's (two batches' tests interleaved)", async () => {
+    // Every other id of 100 to 299, every third outcome a failure: the others' rows are not answered at all.
+    const ids = Array.from({ length: 100 }, (_, i) => 100 + 2 * i);
+    const { answered } = await read(ids, (id) => id % 3 !== 0);
+    const mine = new Set(ids.map(String));
+    const rows = answered[0];
+    const full = rows.filter((r) => r.test_id !== null).map((r) => String(r.test_id));
+    const quiet = rows.find((r) => r.test_id === null)?.quiet_ids?.split(',') ?? [];
+    expect(full.length + quiet.length).toBeGreaterThan(0);
+    expect([...full, ...quiet].filter((id) => !mine.has(id))).toEqual([]);
+  });
+
   it('probes each test of a batch whose ids are far apart', async () => {
     const ids = Array.from({ length: 40 }, (_, i) => 1 + i * 10);
     const { answer, sent } = await read(ids, () => true);
@@ -161,7 +176,20 @@ describe('test health: the read of a batch', () => {
       },
     ]: { 'QUERY PLAN': [{ Plan: PlanNode }] }[] = await db.query(
       `EXPLAIN (ANALYZE, FORMAT JSON) ${sent[0]}`,
-      ['100', '199', RUN, started, '{}', [], [], Buffer.alloc(6), Buffer.alloc(8), 2, '{}'],
+      [
+        '100',
+        '199',
+        RUN,
+        started,
+        '{}',
+        [],
+        [],
+        Buffer.alloc(6),
+        Buffer.alloc(8),
+        2,
+        '{}',
+        Buffer.alloc(13, 0xff),
+      ],
     );
     const scans = nodes(plan.Plan).filter((n) => n['Relation Name'] === 'test_health');
     expect(scans.map((n) => [n['Node Type'], n['Index Name'], n['Actual Loops']])).toEqual([
