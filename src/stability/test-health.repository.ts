@@ -307,14 +307,26 @@ const repeatParams = (r: Repeats | undefined): unknown[] => [
   r ? idArray(r.skipped) : '{}',
 ];
 
-/** The ids of `testIds` as bits of a mask of the ids `lo`…`hi` (id `lo + k`: bit k, as get_bit on a bytea reads it). */
-export function batchMask(testIds: readonly string[], lo: number, hi: number): Buffer {
-  const mask = Buffer.alloc(Math.ceil((hi - lo + 1) / 8));
-  for (const id of testIds) {
-    const k = Number(id) - lo;
-    mask[k >> 3] |= 1 << (k & 7);
+/**
+ * The tests `testIds` and those of them whose outcome is a plain pass (`plain`) as bits of two masks of the ids
+ * `lo`…`hi` (id `lo + k`: bit k, as get_bit on a bytea reads it).
+ */
+export function rangeMasks(
+  testIds: readonly string[],
+  plain: readonly boolean[],
+  lo: number,
+  hi: number,
+): { batch: Buffer; plainPass: Buffer } {
+  const batch = Buffer.alloc(Math.ceil((hi - lo + 1) / 8));
+  const plainPass = Buffer.alloc(batch.length);
+  for (let i = 0; i < testIds.length; i++) {
+    const k = Number(testIds[i]) - lo;
+    batch[k >> 3] |= 1 << (k & 7);
+    if (plain[i]) {
+      plainPass[k >> 3] |= 1 << (k & 7);
+    }
   }
-  return mask;
+  return { batch, plainPass };
 }
 
 /** Tests read as one range of ids at least (fewer: a probe each). */
@@ -392,12 +404,12 @@ export class TestHealthRepository {
   /**
    * `read` through one scan of the primary key from the lowest id to the highest: ~1 µs a row, where a probe a test
    * costs ~3 µs (its own descent of the index), and a plan without the batch's ids in it (a list of 1,000 constants
-   * costs its planning ~1 ms). The rows of the range that are not the batch's are passed over by a bit mask of the
-   * batch's ids (`batchMask`: two clients writing one run create its tests with their ids interleaved, so a batch's
-   * range holds another batch's tests as well). The batch's rows that would be quiet were their outcome a plain pass
-   * come back as one array of ids, the others each with its columns (read by a probe: few). A test of the batch whose
-   * outcome is not a plain pass but whose row would be quiet (a steady test failing, say) is read again in full
-   * (`readEach`).
+   * costs its planning ~1 ms). The batch's ids, and which of them have a plain pass, come as two bit masks over the
+   * range (`rangeMasks`): the rows of the range that are not the batch's are passed over (two clients writing one run
+   * create its tests with their ids interleaved, so a batch's range holds another batch's tests as well), and a row is
+   * judged quiet in SQL, for its own outcome. The tests that are not quiet come back each with its columns (read by a
+   * probe: few); the quiet ones are the rest, when every test of the batch has a row (the count of the rows found
+   * says so), else they come back as one list of ids.
    */
   private async readRange(
     tx: Pick<EntityManager, 'query'>,
@@ -409,68 +421,58 @@ export class TestHealthRepository {
     hi: number,
     repeats: Repeats | undefined,
   ): Promise<HealthRead> {
-    // The range's quiet tests come back as one list of ids (in the one row without a test id: comma-separated text,
-    // which a split reads ten times as fast as node-postgres parses an array of them: ~30 µs for 900 ids, not ~330),
-    // the others each with its columns, by a probe each (the LIMIT keeps it so, as in readEach: a guess of half the
-    // range made it a hash of the table).
+    // Answered in the one row without a test id: whether every test of the batch has a row, the quiet tests when
+    // not, and the repeated ones, as comma-separated text (which a split reads ten times as fast as node-postgres
+    // parses an array of them: ~30 µs for 900 ids, not ~330). The others each with its columns, by a probe each
+    // (the LIMIT keeps it so, as in readEach: a guess of half the range made it a hash of the table).
+    const { batch, plainPass } = rangeMasks(testIds, plain, lo, hi);
     const rows = await queryPrepared<
-      | (HealthRow & { version: string; quiet_ids: null; repeated_ids: null })
-      | { test_id: null; quiet_ids: string | null; repeated_ids: string | null }
+      | (HealthRow & { version: string; every_row: null; quiet_ids: null; repeated_ids: null })
+      | { test_id: null; every_row: boolean; quiet_ids: string | null; repeated_ids: string | null }
     >(
       tx,
       'test-health-read-range',
       `WITH ${REPEATS},
        s AS MATERIALIZED (
-         SELECT t.test_id, (${quietSql('t', 'true')}) IS TRUE AS quiet
-           FROM test_health t WHERE t.test_id BETWEEN $1 AND $2 AND get_bit($12::bytea, (t.test_id - $1)::int) = 1)
-       SELECT NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id, ${COLUMNS_OF_H}
+         SELECT t.test_id, (${quietSql('t', 'get_bit($13::bytea, (t.test_id - $1)::int) = 1')}) IS TRUE AS quiet
+           FROM test_health t WHERE t.test_id BETWEEN $1 AND $2 AND get_bit($12::bytea, (t.test_id - $1)::int) = 1),
+       n AS MATERIALIZED (SELECT count(*) = $14 AS every_row FROM s)
+       SELECT NULL::bool AS every_row, NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id,
+              ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
                                      WHERE t.test_id = s.test_id LIMIT 1) h
         WHERE NOT s.quiet AND s.test_id NOT IN (SELECT rep.test_id FROM rep)
        UNION ALL
-       SELECT string_agg(s.test_id::text, ','), (SELECT string_agg(rep.test_id::text, ',') FROM rep), ${NULLS_OF_H}
+       SELECT (SELECT every_row FROM n),
+              string_agg(s.test_id::text, ',') FILTER (WHERE NOT (SELECT every_row FROM n)),
+              (SELECT string_agg(rep.test_id::text, ',') FROM rep), ${NULLS_OF_H}
          FROM s WHERE s.quiet`,
-      [lo, hi, run, startedAt, ...repeatParams(repeats), batchMask(testIds, lo, hi)],
+      [lo, hi, run, startedAt, ...repeatParams(repeats), batch, plainPass, testIds.length],
     );
-    let quiet = new Set<string>();
-    let repeated = new Set<string>();
-    const found = new Map<string, HealthRow & { version: string }>();
+    const result: HealthRead = {
+      quiet: new Set(),
+      repeated: new Set(),
+      stored: new Map(),
+      versions: new Map(),
+    };
+    let everyRow = false;
     for (const r of rows) {
       if (r.test_id === null) {
-        quiet = new Set(r.quiet_ids?.split(','));
-        repeated = new Set(r.repeated_ids?.split(','));
+        everyRow = r.every_row;
+        result.quiet = new Set(r.quiet_ids?.split(','));
+        result.repeated = new Set(r.repeated_ids?.split(','));
       } else {
-        found.set(String(r.test_id), r);
-      }
-    }
-    const result: HealthRead = { quiet: new Set(), repeated, stored: new Map(), versions: new Map() };
-    const again: string[] = [];
-    testIds.forEach((id, i) => {
-      if (quiet.has(id)) {
-        if (plain[i]) {
-          result.quiet.add(id);
-        } else {
-          again.push(id);
-        }
-        return;
-      }
-      const r = found.get(id);
-      if (r) {
+        const id = String(r.test_id);
         result.stored.set(id, toHealth(r));
         result.versions.set(id, r.version);
       }
-    });
-    if (again.length) {
-      const more = await this.readEach(
-        tx,
-        again,
-        again.map(() => false),
-        run,
-        startedAt,
-        undefined,
-      );
-      more.stored.forEach((h, id) => result.stored.set(id, h));
-      more.versions.forEach((v, id) => result.versions.set(id, v));
+    }
+    if (everyRow) {
+      for (const id of testIds) {
+        if (!result.stored.has(id) && !result.repeated.has(id)) {
+          result.quiet.add(id);
+        }
+      }
     }
     return result;
   }

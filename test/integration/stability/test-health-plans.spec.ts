@@ -155,7 +155,7 @@ describe('test health statements, planned on a big table', () => {
         },
       ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await tx.query(
         // EXECUTE takes its arguments as literals (the test's own numbers and an ISO time).
-        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '{}', '{}', '{}', '\\x000000000000', '\\x0000000000000000', 2, '{}', '\\x${'ff'.repeat(125)}')`,
+        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '{}', '{}', '{}', '\\x000000000000', '\\x0000000000000000', 2, '{}', '\\x${'ff'.repeat(125)}', '\\x${'ff'.repeat(125)}', 1000)`,
       );
       return explained.Plan;
     });

@@ -127,12 +127,22 @@ describe('test health: the read of a batch', () => {
   });
 
   it.each([
-    ['every outcome a plain pass', () => true],
-    ['every third outcome a failure', (id: number) => id % 3 !== 0],
-  ])('answers for a range of ids what a probe a test answers: %s', async (_name, plain) => {
-    // Every other id of 100 to 299: the range holds rows that are not the batch's.
-    const ids = Array.from({ length: 100 }, (_, i) => 100 + 2 * i);
-    const { answer, sent } = await read(ids, plain);
+    ['every outcome a plain pass', () => true, false],
+    ['every third outcome a failure', (id: number) => id % 3 !== 0, false],
+    ['every test with a row (its quiet ones not listed)', () => true, true],
+    ['every test with a row, every third outcome a failure', (id: number) => id % 3 !== 0, true],
+  ])('answers for a range of ids what a probe a test answers: %s', async (_name, plain, withRows) => {
+    // Every other id of 100 to 299 (the range holds rows that are not the batch's), or every id of 100 to 199 that
+    // has a row.
+    const ids = withRows
+      ? Array.from({ length: 100 }, (_, i) => 100 + i).filter(hasRow)
+      : Array.from({ length: 100 }, (_, i) => 100 + 2 * i);
+    const { answer, sent, answered } = await read(ids, plain);
+    // The quiet tests are listed only when some test of the batch has no row.
+    const summary = answered[0].find((r) => r.test_id === null);
+    expect(summary?.quiet_ids === null).toBe(withRows);
+    // One statement, though steady tests fail (their rows are answered by it, for their own outcome).
+    expect(sent).toHaveLength(1);
     expect(sent[0]).toContain('BETWEEN');
     expect(comparable(answer)).toEqual(comparable(await probed(ids, plain)));
     // And it is right on its own: quiet exactly where the kind and the outcome say so, a test without a row
@@ -189,6 +199,8 @@ describe('test health: the read of a batch', () => {
         2,
         '{}',
         Buffer.alloc(13, 0xff),
+        Buffer.alloc(13, 0xff),
+        100,
       ],
     );
     const scans = nodes(plan.Plan).filter((n) => n['Relation Name'] === 'test_health');
