@@ -18,15 +18,11 @@ import {
   type TestHealth,
   type Transitions,
   applyOutcome,
-  entryBits,
   newHealth,
-  plainFailure,
-  plainPass,
-  skip,
 } from './flakiness.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
-import { type HealthWrite, TestHealthRepository, entryParts } from './test-health.repository.js';
+import { type HealthWrite, TestHealthRepository, entryParts, outcomeCode } from './test-health.repository.js';
 import { recountHealth } from './health-recount.js';
 
 /** Tests settled by one statement at most. */
@@ -135,24 +131,13 @@ export class StabilityObserver implements ResultsObserver {
     // plain failures of tests failing steadily and skips of tests that never ran are applied by the same statement
     // (see `plainFailure`, `skip`); the others are weighed and stored where their row is still as read (else locked
     // and weighed again).
-    const failing = pending.filter(plainFailure);
-    const skipped = pending.filter(skip);
     const read = await this.health.read(
       tx,
       pending.map((o) => o.testId),
-      pending.map(plainPass),
+      pending.map(outcomeCode),
       known.run,
       known.startedAt,
-      failing.length || skipped.length
-        ? {
-            testIds: failing.map((o) => o.testId),
-            bits: failing.map((o) => entryBits(o.status, o.otherStatuses)),
-            statuses: failing.map((o) => o.status),
-            ...entryParts(known.run, known.stream, known.commit),
-            window: policy.window,
-            skipped: skipped.map((o) => o.testId),
-          }
-        : undefined,
+      { ...entryParts(known.run, known.stream, known.commit), window: policy.window },
     );
     if (read.quiet.size || read.repeated.size) {
       pending = pending.filter((o) => !read.quiet.has(o.testId) && !read.repeated.has(o.testId));

@@ -4,12 +4,22 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { flakyWindowSql } from '../common/project-settings.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
-import { idArray } from '../database/id-array.js';
 import { queryPrepared } from '../database/prepared.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
 import { lockTestCasesShared } from '../results/test-case-guard.js';
-import { type HealthState, type TestHealth, type WindowEntry, compareRuns, steady } from './flakiness.js';
+import {
+  type HealthState,
+  type RunOutcome,
+  type TestHealth,
+  type WindowEntry,
+  compareRuns,
+  entryBits,
+  plainFailure,
+  plainPass,
+  skip,
+  steady,
+} from './flakiness.js';
 import { windowBytes, windowEntries } from './health-recount.js';
 
 /** A row of test_health as read (see migration TestHealth). */
@@ -224,22 +234,36 @@ export interface HealthRead {
 }
 
 /**
- * A batch's outcomes for `read` to apply where they repeat what the test did before: its plain failures
- * (flakiness.ts, `plainFailure`) to the tests failing steadily, its skips (`skip`) to the tests that never ran. The
- * failures: their tests, each outcome's window entry bits and status, the run's entry but for the bits (the run id
- * before them, the stream and commit keys after), and the policy's window; the skips: their tests.
+ * What `read` is told of each test's outcome, one byte a test (`outcomeCode`): a plain pass (flakiness.ts,
+ * `plainPass`), a skip (`skip`), a plain failure (`plainFailure`: its window entry bits, from 0x20 up, as the outcome's
+ * status bit is FAILED or BROKEN), or another outcome, to be weighed in Node.
  */
-export interface Repeats {
-  testIds: string[];
-  bits: number[];
-  statuses: ResultStatus[];
+export const OUTCOME = { PLAIN_PASS: 1, SKIP: 2, OTHER: 3 } as const;
+/** The least code of a plain failure (its entry bits; see OUTCOME). */
+const PLAIN_FAILURE = 0x20;
+
+/** The code of an outcome for `read` (see OUTCOME). */
+export function outcomeCode(o: Pick<RunOutcome, 'status' | 'otherStatuses'>): number {
+  return plainPass(o)
+    ? OUTCOME.PLAIN_PASS
+    : plainFailure(o)
+      ? entryBits(o.status, o.otherStatuses)
+      : skip(o)
+        ? OUTCOME.SKIP
+        : OUTCOME.OTHER;
+}
+
+/**
+ * What `read` needs to apply a plain failure: the run's window entry but for the bits (the run id before them, the
+ * stream and commit keys after), and the policy's window.
+ */
+export interface RunEntry {
   entryHead: Buffer;
   entryTail: Buffer;
   window: number;
-  skipped: string[];
 }
 
-/** The entry of run `run` (stream and commit keys as in WindowEntry) as `Repeats` takes it. */
+/** The entry of run `run` (stream and commit keys as in WindowEntry) as `RunEntry` takes it. */
 export function entryParts(
   run: string,
   stream: string,
@@ -268,65 +292,59 @@ const failingSteadilySql = (t: string) =>
    AND ${everyEntrySql(t, (PASSED << 4) | PASSED, 0)}`;
 
 /**
- * The CTEs of `read`'s statements that apply the batch's repeats ($5…$11, see Repeats) as flakiness.ts's
- * applyOutcome would, in the statement's row lock order (the batch's), as the update of the tests weighed in Node is:
- * - `f`: the plain failures, to the tests failing steadily (`plainFailure` says why nothing else moves): the run's
- *   entry added to the window (trimmed to the policy's window), run count, last status and run, first seen and last
- *   failure (the run's start, $4);
- * - `sk`: the skips, to the tests that never ran and are not quarantined (`skip`): last status and run, first seen
- *   (the other columns as the rules leave an empty window: no runs, no verdict, HEALTHY);
+ * The CTEs of `read`'s statements that apply the batch's repeats as flakiness.ts's applyOutcome would (an outcome
+ * that repeats what the test did before), locking those rows as an update does:
+ * - `f`: plain failures, to the tests failing steadily (`plainFailure` says why nothing else moves): the run's entry
+ *   added to the window (trimmed to the policy's window), run count, last status and run, first seen and last failure
+ *   (the run's start, $4);
+ * - `sk`: skips, to the tests that never ran and are not quarantined (`skip`): last status and run, first seen (the
+ *   other columns as the rules leave an empty window: no runs, no verdict, HEALTHY);
  * - `rep`: the tests of both.
+ * `from` gives each test of the batch a row `k`, which `match` joins to its row `t` and `code` reads its outcome's
+ * code from (OUTCOME); `head`, `tail` and `window` are the parameters of RunEntry.
  */
-const REPEATS = `f AS (
+function repeatsSql(k: {
+  from: string;
+  match: string;
+  code: string;
+  head: string;
+  tail: string;
+  window: string;
+}) {
+  return `f AS (
   UPDATE test_health t
-     SET win = substr(t.win || $8::bytea || set_byte('\\x00'::bytea, 0, k.bits) || $9::bytea,
-                      greatest(1, length(t.win) + ${ENTRY + 1} - $10::int * ${ENTRY})),
-         runs = least(length(t.win) / ${ENTRY} + 1, $10::int), flake_rate = 0, last_status = k.status,
+     SET win = substr(t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea,
+                      greatest(1, length(t.win) + ${ENTRY + 1} - ${k.window}::int * ${ENTRY})),
+         runs = least(length(t.win) / ${ENTRY} + 1, ${k.window}::int), flake_rate = 0,
+         last_status = CASE ${k.code} >> 4 WHEN ${STATUS_BITS.BROKEN} THEN 'BROKEN' ELSE 'FAILED' END,
          last_run_id = $3::bigint, state = 'FAILING', first_seen_at = least(t.first_seen_at, $4),
          last_failed_at = greatest(t.last_failed_at, $4)
-    FROM unnest($5::bigint[], $6::int[], $7::text[]) AS k(id, bits, status)
-   WHERE t.test_id = k.id AND ${failingSteadilySql('t')}
+    FROM ${k.from}
+   WHERE ${k.match} AND ${k.code} >= ${PLAIN_FAILURE} AND ${failingSteadilySql('t')}
   RETURNING t.test_id),
   sk AS (
   UPDATE test_health t
      SET last_status = 'SKIPPED', last_run_id = $3::bigint, runs = 0, flake_rate = NULL, flaky = false,
          state = 'HEALTHY', first_seen_at = least(t.first_seen_at, $4)
-    FROM unnest($11::bigint[]) AS k(id)
-   WHERE t.test_id = k.id AND t.q_since IS NULL AND length(t.win) = 0 AND t.last_run_id < $3::bigint
+    FROM ${k.from}
+   WHERE ${k.match} AND ${k.code} = ${OUTCOME.SKIP} AND t.q_since IS NULL AND length(t.win) = 0
+     AND t.last_run_id < $3::bigint
   RETURNING t.test_id),
   rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk)`;
+}
 
-/** `Repeats` as the parameters $5…$11 of `read`'s statements. */
-const repeatParams = (r: Repeats | undefined): unknown[] => [
-  r ? idArray(r.testIds) : '{}',
-  r?.bits ?? [],
-  r?.statuses ?? [],
-  r?.entryHead ?? Buffer.alloc(6),
-  r?.entryTail ?? Buffer.alloc(8),
-  r?.window ?? 2,
-  r ? idArray(r.skipped) : '{}',
-];
-
-/**
- * The tests `testIds` and those of them whose outcome is a plain pass (`plain`) as bits of two masks of the ids
- * `lo`…`hi` (id `lo + k`: bit k, as get_bit on a bytea reads it).
- */
-export function rangeMasks(
+/** The codes of `testIds` (`codes`, see OUTCOME) as a byte a test of the ids `lo`…`hi` (id `lo + k`: byte k; 0: none). */
+export function rangeCodes(
   testIds: readonly string[],
-  plain: readonly boolean[],
+  codes: readonly number[],
   lo: number,
   hi: number,
-): { batch: Buffer; plainPass: Buffer } {
-  const batch = Buffer.alloc(Math.ceil((hi - lo + 1) / 8));
-  const plainPass = Buffer.alloc(batch.length);
+): Buffer {
+  const bytes = Buffer.alloc(hi - lo + 1);
   for (let i = 0; i < testIds.length; i++) {
-    const k = Number(testIds[i]) - lo;
-    batch[k >> 3] |= 1 << (k & 7);
-    if (plain[i]) {
-      plainPass[k >> 3] |= 1 << (k & 7);
-    }
+    bytes[Number(testIds[i]) - lo] = codes[i];
   }
-  return { batch, plainPass };
+  return bytes;
 }
 
 /** Tests read as one range of ids at least (fewer: a probe each). */
@@ -373,21 +391,21 @@ export class TestHealthRepository {
 
   /**
    * The rows of `testIds`, read without a lock, each with its version (xmin) for `update`. A test whose outcome is a
-   * plain pass (`plain`) and that is steady (flakiness.ts, `steady`) with a last run before `run` and first seen by
-   * `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written (its row lags;
-   * `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that ever failed.
-   * The `repeats` (plain failures of tests failing steadily, skips of tests that never ran) are applied by the same
-   * statement (REPEATS, which locks those rows as an update does): those are answered in `repeated`, and not read.
+   * plain pass (`codes`: see OUTCOME) and that is steady (flakiness.ts, `steady`) with a last run before `run` and
+   * first seen by `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written
+   * (its row lags; `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that
+   * ever failed. The repeats (plain failures of tests failing steadily, skips of tests that never ran) are applied by
+   * the same statement (repeatsSql), with the run's `entry`: those are answered in `repeated`, and not read.
    * A batch's tests mostly have ids close together (a suite's tests are created by its first run, together): those
    * are read as one range of the primary key (`readRange`), the others one index probe a test (`readEach`).
    */
   async read(
     tx: Pick<EntityManager, 'query'>,
     testIds: readonly string[],
-    plain: readonly boolean[],
+    codes: readonly number[],
     run: string,
     startedAt: Date,
-    repeats?: Repeats,
+    entry: RunEntry,
   ): Promise<HealthRead> {
     let lo = Infinity;
     let hi = -Infinity;
@@ -397,46 +415,47 @@ export class TestHealthRepository {
       hi = n > hi ? n : hi;
     }
     return testIds.length >= RANGE_MIN && hi - lo < RANGE_SPAN * testIds.length
-      ? this.readRange(tx, testIds, plain, run, startedAt, lo, hi, repeats)
-      : this.readEach(tx, testIds, plain, run, startedAt, repeats);
+      ? this.readRange(tx, testIds, codes, run, startedAt, entry, lo, hi)
+      : this.readEach(tx, testIds, codes, run, startedAt, entry);
   }
 
   /**
    * `read` through one scan of the primary key from the lowest id to the highest: ~1 µs a row, where a probe a test
    * costs ~3 µs (its own descent of the index), and a plan without the batch's ids in it (a list of 1,000 constants
-   * costs its planning ~1 ms). The batch's ids, and which of them have a plain pass, come as two bit masks over the
-   * range (`rangeMasks`): the rows of the range that are not the batch's are passed over (two clients writing one run
-   * create its tests with their ids interleaved, so a batch's range holds another batch's tests as well), and a row is
-   * judged quiet in SQL, for its own outcome. The tests that are not quiet come back each with its columns (read by a
-   * probe: few); the quiet ones are the rest, when every test of the batch has a row (the count of the rows found
-   * says so), else they come back as one list of ids.
+   * costs its planning ~1 ms). The batch's outcomes come as a byte an id of the range (`rangeCodes`): the rows of the
+   * range that are not the batch's are passed over (two clients writing one run create its tests with their ids
+   * interleaved, so a batch's range holds another batch's tests as well), a row is judged quiet in SQL for its own
+   * outcome, and the repeats are applied to the rows the scan found, by their place (ctid: no second look-up of the
+   * primary key). The tests that are not quiet come back each with its columns (read by a probe: few); the quiet ones
+   * are the rest, when every test of the batch has a row (the count of the rows found says so), else they come back
+   * as one list of ids.
    */
   private async readRange(
     tx: Pick<EntityManager, 'query'>,
     testIds: readonly string[],
-    plain: readonly boolean[],
+    codes: readonly number[],
     run: string,
     startedAt: Date,
+    entry: RunEntry,
     lo: number,
     hi: number,
-    repeats: Repeats | undefined,
   ): Promise<HealthRead> {
     // Answered in the one row without a test id: whether every test of the batch has a row, the quiet tests when
     // not, and the repeated ones, as comma-separated text (which a split reads ten times as fast as node-postgres
     // parses an array of them: ~30 µs for 900 ids, not ~330). The others each with its columns, by a probe each
     // (the LIMIT keeps it so, as in readEach: a guess of half the range made it a hash of the table).
-    const { batch, plainPass } = rangeMasks(testIds, plain, lo, hi);
     const rows = await queryPrepared<
       | (HealthRow & { version: string; every_row: null; quiet_ids: null; repeated_ids: null })
       | { test_id: null; every_row: boolean; quiet_ids: string | null; repeated_ids: string | null }
     >(
       tx,
       'test-health-read-range',
-      `WITH ${REPEATS},
-       s AS MATERIALIZED (
-         SELECT t.test_id, (${quietSql('t', 'get_bit($13::bytea, (t.test_id - $1)::int) = 1')}) IS TRUE AS quiet
-           FROM test_health t WHERE t.test_id BETWEEN $1 AND $2 AND get_bit($12::bytea, (t.test_id - $1)::int) = 1),
-       n AS MATERIALIZED (SELECT count(*) = $14 AS every_row FROM s)
+      `WITH s AS MATERIALIZED (
+         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', `c.code = ${OUTCOME.PLAIN_PASS}`)}) IS TRUE AS quiet
+           FROM test_health t CROSS JOIN LATERAL (SELECT get_byte($5::bytea, (t.test_id - $1)::int) AS code) c
+          WHERE t.test_id BETWEEN $1 AND $2 AND get_byte($5::bytea, (t.test_id - $1)::int) <> 0),
+       ${repeatsSql({ from: 's k', match: 't.ctid = k.tid', code: 'k.code', head: '$6', tail: '$7', window: '$8' })},
+       n AS MATERIALIZED (SELECT count(*) = $9 AS every_row FROM s)
        SELECT NULL::bool AS every_row, NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id,
               ${COLUMNS_OF_H}
          FROM s CROSS JOIN LATERAL (SELECT t.xmin::text AS version, ${COLUMNS_OF_T} FROM test_health t
@@ -447,7 +466,17 @@ export class TestHealthRepository {
               string_agg(s.test_id::text, ',') FILTER (WHERE NOT (SELECT every_row FROM n)),
               (SELECT string_agg(rep.test_id::text, ',') FROM rep), ${NULLS_OF_H}
          FROM s WHERE s.quiet`,
-      [lo, hi, run, startedAt, ...repeatParams(repeats), batch, plainPass, testIds.length],
+      [
+        lo,
+        hi,
+        run,
+        startedAt,
+        rangeCodes(testIds, codes, lo, hi),
+        entry.entryHead,
+        entry.entryTail,
+        entry.window,
+        testIds.length,
+      ],
     );
     const result: HealthRead = {
       quiet: new Set(),
@@ -484,27 +513,36 @@ export class TestHealthRepository {
   private async readEach(
     tx: Pick<EntityManager, 'query'>,
     testIds: readonly string[],
-    plain: readonly boolean[],
+    codes: readonly number[],
     run: string,
     startedAt: Date,
-    repeats: Repeats | undefined,
+    entry: RunEntry,
   ): Promise<HealthRead> {
     // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone, a test
-    // whose repeat was applied as its id with `repeated`.
+    // whose repeat was applied as its id with `repeated`. Each test's code is the byte of its place ($2).
+    const code = (k: string) => `get_byte($2::bytea, (${k}.n - 1)::int)`;
     const rows = await queryPrepared<HealthRow & { version: string | null; repeated: boolean }>(
       tx,
       'test-health-read-each',
-      `WITH ${REPEATS}
+      `WITH ${repeatsSql({
+        from: 'unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)',
+        match: 't.test_id = k.id',
+        code: code('k'),
+        head: '$5',
+        tail: '$6',
+        window: '$7',
+      })}
        SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}, false AS repeated
-         FROM unnest($1::bigint[], $2::bool[]) AS k(id, plain)
+         FROM unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)
          LEFT JOIN LATERAL (
-          SELECT t.xmin::text AS version, ${COLUMNS_OF_T}, (${quietSql('t', 'k.plain')}) AS quiet
+          SELECT t.xmin::text AS version, ${COLUMNS_OF_T},
+                 (${quietSql('t', `${code('k')} = ${OUTCOME.PLAIN_PASS}`)}) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
         WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT rep.test_id FROM rep)
        UNION ALL
        SELECT rep.test_id, ${NULLS_OF_H_BUT_ID}, true FROM rep`,
-      [testIds, plain, run, startedAt, ...repeatParams(repeats)],
+      [testIds, Buffer.from(codes), run, startedAt, entry.entryHead, entry.entryTail, entry.window],
     );
     const quiet = new Set(testIds);
     const repeated = new Set<string>();

@@ -6,14 +6,14 @@ import type { NotificationOutbox } from '../../../src/notifications/notification
 import type { ResultStatus } from '../../../src/results/entities.js';
 import type { TestOutcome } from '../../../src/results/results-observers.js';
 import { FlakyPolicyCache } from '../../../src/stability/flaky-policy.cache.js';
-import {
-  type FlakyPolicy,
-  type TestHealth,
-  applyOutcome,
-  entryBits,
-} from '../../../src/stability/flakiness.js';
+import { type FlakyPolicy, type TestHealth, applyOutcome } from '../../../src/stability/flakiness.js';
 import { StabilityObserver } from '../../../src/stability/stability.observer.js';
-import { TestHealthRepository, entryParts } from '../../../src/stability/test-health.repository.js';
+import {
+  OUTCOME,
+  TestHealthRepository,
+  entryParts,
+  outcomeCode,
+} from '../../../src/stability/test-health.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 
 /** A window entry's bytes (see migration TestHealth): run (6), bits (1), stream (4), commit (4). */
@@ -172,22 +172,14 @@ describe('test health: plain failures of tests failing steadily and skips of tes
   it('leaves what applyOutcome leaves for those tests, and only those', async () => {
     const now = new Date();
     const before = await db.transaction((tx) => repository.lock(tx, ids));
-    const failing = ids.filter((id) => statusOf(id) !== 'SKIPPED');
     const answered = await db.transaction(async (tx) => {
       const read = await repository.read(
         tx,
         ids,
-        ids.map(() => false),
+        ids.map((id) => outcomeCode({ status: statusOf(id), otherStatuses: 0 })),
         String(RUN),
         STARTED,
-        {
-          testIds: failing,
-          bits: failing.map((id) => entryBits(statusOf(id), 0)),
-          statuses: failing.map(statusOf),
-          ...entryParts(String(RUN), '123', '456'),
-          window: POLICY.window,
-          skipped: ids.filter((id) => statusOf(id) === 'SKIPPED'),
-        },
+        { ...entryParts(String(RUN), '123', '456'), window: POLICY.window },
       );
       return { read, after: await repository.lock(tx, ids) };
     });
@@ -226,14 +218,14 @@ describe('test health: plain failures of tests failing steadily and skips of tes
     await db.query(`UPDATE test_health SET flaky = true, state = 'FLAKY' WHERE test_id = 3000`);
     await db.query(`UPDATE test_health SET ${NEVER_RAN} WHERE test_id = 4000`);
     const read = await db.transaction((tx) =>
-      repository.read(tx, [...scattered, '4000'], [false, false, false, false], String(RUN), STARTED, {
-        testIds: scattered,
-        bits: scattered.map(() => entryBits('FAILED', 0)),
-        statuses: scattered.map(() => 'FAILED' as const),
-        ...entryParts(String(RUN), '123', '456'),
-        window: POLICY.window,
-        skipped: ['4000'],
-      }),
+      repository.read(
+        tx,
+        [...scattered, '4000'],
+        [...scattered.map(() => outcomeCode({ status: 'FAILED', otherStatuses: 0 })), OUTCOME.SKIP],
+        String(RUN),
+        STARTED,
+        { ...entryParts(String(RUN), '123', '456'), window: POLICY.window },
+      ),
     );
     expect([...read.repeated].sort()).toEqual(['1000', '2000', '4000']);
     expect([...read.stored.keys()]).toEqual(['3000']);

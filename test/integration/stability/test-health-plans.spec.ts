@@ -2,7 +2,13 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { RunsRepository } from '../../../src/results/runs.repository.js';
 import { type TestHealth, newHealth } from '../../../src/stability/flakiness.js';
-import { TestHealthRepository } from '../../../src/stability/test-health.repository.js';
+import {
+  OUTCOME,
+  type RunEntry,
+  TestHealthRepository,
+  entryParts,
+  outcomeCode,
+} from '../../../src/stability/test-health.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 
 /**
@@ -17,11 +23,30 @@ function nodes(plan: { Plans?: unknown[] } & Record<string, unknown>): Record<st
   return [plan, ...((plan.Plans ?? []) as (typeof plan)[]).flatMap(nodes)];
 }
 
+/** Every node of a plan, flattened. */
+function everyNode(plan: Record<string, unknown>): Record<string, unknown>[] {
+  return [plan, ...((plan.Plans ?? []) as Record<string, unknown>[]).flatMap(everyNode)];
+}
+
+/** How the read's CTEs `f` and `sk` (its repeats) find their rows of test_health: the node types. */
+function repeatScans(plan: Record<string, unknown>): unknown[] {
+  const inRepeats = (n: Record<string, unknown>): Record<string, unknown>[] =>
+    n['Subplan Name'] === 'CTE f' || n['Subplan Name'] === 'CTE sk'
+      ? everyNode(n)
+      : ((n.Plans ?? []) as Record<string, unknown>[]).flatMap(inRepeats);
+  return inRepeats(plan)
+    .filter((n) => n['Relation Name'] === 'test_health' && n['Node Type'] !== 'ModifyTable')
+    .map((n) => n['Node Type']);
+}
+
 /**
  * How PostgreSQL runs the results writer's statements on test health over an installation's worth of it: a batch's
  * tests are found by index probes, whatever the number of rows of every project in test_health. Planned with the
  * service's own connection settings (data-source-options.ts), on real statistics.
  */
+/** The run's entry for `read` (run 9, no stream, no commit; a window of 30). */
+const ENTRY: RunEntry = { ...entryParts('9', '0', '0'), window: 30 };
+
 describe('test health statements, planned on a big table', () => {
   let database: TestDatabase;
   let db: DataSource;
@@ -107,9 +132,10 @@ describe('test health statements, planned on a big table', () => {
           },
         } as Pick<EntityManager, 'query'>,
         ids,
-        ids.map(() => true),
+        ids.map(() => OUTCOME.PLAIN_PASS),
         '9',
         new Date(),
+        ENTRY,
       ),
     );
     expect(sent).toHaveLength(1);
@@ -140,9 +166,10 @@ describe('test health statements, planned on a big table', () => {
         await repository.read(
           tx,
           ids,
-          ids.map(() => true),
+          ids.map(() => OUTCOME.PLAIN_PASS),
           '9',
           started,
+          ENTRY,
         );
       }
       const [prepared]: { generic_plans: string }[] = await tx.query(
@@ -155,7 +182,7 @@ describe('test health statements, planned on a big table', () => {
         },
       ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await tx.query(
         // EXECUTE takes its arguments as literals (the test's own numbers and an ISO time).
-        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '{}', '{}', '{}', '\\x000000000000', '\\x0000000000000000', 2, '{}', '\\x${'ff'.repeat(125)}', '\\x${'ff'.repeat(125)}', 1000)`,
+        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '\\x${'01'.repeat(1000)}', '\\x000000000000', '\\x0000000000000000', 2, 1000)`,
       );
       return explained.Plan;
     });
@@ -166,6 +193,47 @@ describe('test health statements, planned on a big table', () => {
     ]);
     expect(String(onTable[0]['Index Cond'])).toMatch(/test_id >= .* AND .*test_id <= /);
     expect(nodes(plan).some((n) => n['Node Type'] === 'Hash')).toBe(false);
+    expect(repeatScans(plan)).toEqual(['Tid Scan', 'Tid Scan']);
+  });
+
+  it("applies a batch's repeats to the rows its range scan found, by their place, not by a scan of the table", async () => {
+    const repository = new TestHealthRepository(db);
+    // 1,000 tests of one project, a tenth failing steadily and failing again, the rest passing.
+    const ids = Array.from({ length: 1000 }, (_, i) => String(27_001 + i));
+    const failing = ids.filter((_, i) => i % 10 === 7);
+    await db.query(
+      `UPDATE test_health SET last_status = 'FAILED', state = 'FAILING', win = decode($1, 'hex'), runs = 1
+        WHERE test_id = ANY($2::bigint[])`,
+      ['000000000005' + '22' + '0'.repeat(16), failing],
+    );
+    const codes = ids.map((_, i) =>
+      outcomeCode({ status: i % 10 === 7 ? 'FAILED' : 'PASSED', otherStatuses: 0 }),
+    );
+    const sent: { sql: string; params: unknown[] }[] = [];
+    const read = await db.transaction((tx) =>
+      repository.read(
+        {
+          query: (sql: string, params: unknown[]) => {
+            sent.push({ sql, params });
+            return tx.query(sql, params);
+          },
+        } as Pick<EntityManager, 'query'>,
+        ids,
+        codes,
+        '9',
+        new Date(),
+        ENTRY,
+      ),
+    );
+    expect(read.repeated.size).toBe(failing.length);
+    const [
+      {
+        'QUERY PLAN': [plan],
+      },
+    ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await db.transaction((tx) =>
+      tx.query(`EXPLAIN (FORMAT JSON) ${sent[0].sql}`, sent[0].params),
+    );
+    expect(repeatScans(plan.Plan)).toEqual(['Tid Scan', 'Tid Scan']);
   });
 
   it("keeps a failing test's update HOT while it fails again the same day (no index holds the instant)", async () => {
@@ -180,7 +248,15 @@ describe('test health statements, planned on a big table', () => {
       lastFailedAt: at,
       state: 'FAILING',
     });
+    // Counted from here: the backend's counts include its earlier transactions' until they are flushed.
+    const counted = async (tx: EntityManager) => {
+      const [counts]: { updated: string; hot: string }[] = await tx.query(
+        `SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables WHERE relname = 'test_health'`,
+      );
+      return { updated: Number(counts.updated), hot: Number(counts.hot) };
+    };
     const hot = await db.transaction(async (tx) => {
+      const before = await counted(tx);
       // The first failure of the day moves the indexed day; the next two move only the instant.
       for (const at of ['2026-03-02T01:00:00Z', '2026-03-02T05:00:00Z', '2026-03-02T09:30:00Z']) {
         const rows = ids.map((testId) => ({
@@ -190,10 +266,8 @@ describe('test health statements, planned on a big table', () => {
         }));
         expect(await repository.update(tx, rows)).toEqual([]);
       }
-      const [counts]: { updated: string; hot: string }[] = await tx.query(
-        `SELECT n_tup_upd AS updated, n_tup_hot_upd AS hot FROM pg_stat_xact_user_tables WHERE relname = 'test_health'`,
-      );
-      return { updated: Number(counts.updated), hot: Number(counts.hot) };
+      const after = await counted(tx);
+      return { updated: after.updated - before.updated, hot: after.hot - before.hot };
     });
     expect(hot.updated).toBe(300);
     expect(hot.hot).toBeGreaterThanOrEqual(200);

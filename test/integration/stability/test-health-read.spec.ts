@@ -1,6 +1,12 @@
 import { DataSource, type EntityManager } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
-import { type HealthRead, TestHealthRepository } from '../../../src/stability/test-health.repository.js';
+import {
+  type HealthRead,
+  OUTCOME,
+  type RunEntry,
+  TestHealthRepository,
+  entryParts,
+} from '../../../src/stability/test-health.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 
 type PlanNode = { Plans?: PlanNode[] } & Record<string, unknown>;
@@ -14,6 +20,13 @@ function nodes(plan: PlanNode): PlanNode[] {
   }
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
+
+/** The run's entry for `read` (run 100, no stream, no commit; a window of 30). */
+const ENTRY: RunEntry = { ...entryParts('100', '0', '0'), window: 30 };
+
+/** Each test's outcome code for `read`: a plain pass where `plain` says so, else another outcome. */
+const codeOf = (plain: (id: number) => boolean) => (id: number) =>
+  plain(id) ? OUTCOME.PLAIN_PASS : OUTCOME.OTHER;
 
 /** A window entry's bytes (see migration TestHealth): run (6), bits (1), stream (4), commit (4). */
 function entry(run: number, bits: number): string {
@@ -104,9 +117,10 @@ describe('test health: the read of a batch', () => {
           },
         } as Pick<EntityManager, 'query'>,
         ids.map(String),
-        ids.map(plain),
+        ids.map(codeOf(plain)),
         RUN,
         started,
+        ENTRY,
       ),
     );
     return { answer, sent, answered };
@@ -116,7 +130,7 @@ describe('test health: the read of a batch', () => {
   async function probed(ids: number[], plain: (id: number) => boolean): Promise<HealthRead> {
     const repository = new TestHealthRepository(db);
     return db.transaction((tx) =>
-      repository['readEach'](tx, ids.map(String), ids.map(plain), RUN, started, undefined),
+      repository['readEach'](tx, ids.map(String), ids.map(codeOf(plain)), RUN, started, ENTRY),
     );
   }
 
@@ -191,15 +205,10 @@ describe('test health: the read of a batch', () => {
         '199',
         RUN,
         started,
-        '{}',
-        [],
-        [],
-        Buffer.alloc(6),
-        Buffer.alloc(8),
-        2,
-        '{}',
-        Buffer.alloc(13, 0xff),
-        Buffer.alloc(13, 0xff),
+        Buffer.alloc(100, OUTCOME.PLAIN_PASS),
+        ENTRY.entryHead,
+        ENTRY.entryTail,
+        ENTRY.window,
         100,
       ],
     );
