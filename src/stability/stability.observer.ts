@@ -22,7 +22,13 @@ import {
 } from './flakiness.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
-import { type HealthWrite, TestHealthRepository, entryParts, outcomeCode } from './test-health.repository.js';
+import {
+  type HealthRead,
+  type HealthWrite,
+  TestHealthRepository,
+  entryParts,
+  outcomeCode,
+} from './test-health.repository.js';
 import { recountHealth } from './health-recount.js';
 
 /** Tests settled by one statement at most. */
@@ -81,8 +87,27 @@ export class StabilityObserver implements ResultsObserver {
     const now = new Date();
     const told: { testId: string; transitions: Transitions; health: TestHealth }[] = [];
     // An import's finish gives every test of its run: a slice at a time, so that no statement carries 100,000 rows.
-    for (let i = 0; i < outcomes.length; i += SLICE) {
-      await this.settle(tx, run, outcomes.slice(i, i + SLICE), known, policy, now, told);
+    // Two slices' reads are under way at a time: the next one's statement is queued on the connection while this
+    // one's runs, so that Node prepares and weighs one slice while PostgreSQL reads another.
+    const reads: Promise<SliceRead | undefined>[] = [];
+    let at = 0;
+    const readNext = () => {
+      if (at < outcomes.length) {
+        const read = this.readSlice(tx, run, outcomes.slice(at, at + SLICE), known, policy, now, told);
+        // Awaited in turn; no unhandled rejection meanwhile (the transaction fails with the first error).
+        read.catch(() => undefined);
+        reads.push(read);
+        at += SLICE;
+      }
+    };
+    readNext();
+    readNext();
+    while (reads.length) {
+      const slice = await reads.shift()!;
+      readNext();
+      if (slice) {
+        await this.weigh(tx, run, slice, known, policy, now, told);
+      }
     }
     if (!told.length) {
       return undefined;
@@ -92,12 +117,13 @@ export class StabilityObserver implements ResultsObserver {
   }
 
   /**
-   * The outcomes applied to their tests' kept state (see outcomesSettled); the tests whose change is to be told
-   * (turned flaky, quarantined, released) are added to `told`, and only those: an import's finish settles every
-   * test of its run, and keeping each one's health until the end held a 1,000,000-test report's whole state (the
-   * service's peak RSS went from ~290 MB to ~930 MB).
+   * The outcomes applied to their tests' kept state (see outcomesSettled), in two steps: `readSlice` stores the tests the
+   * write created and reads the others' rows (applying what SQL applies), `weigh` applies the rest in Node. The tests
+   * whose change is to be told (turned flaky, quarantined, released) are added to `told`, and only those: an import's
+   * finish settles every test of its run, and keeping each one's health until the end held a 1,000,000-test report's
+   * whole state (the service's peak RSS went from ~290 MB to ~930 MB). Answers what is left to weigh, if anything.
    */
-  private async settle(
+  private async readSlice(
     tx: EntityManager,
     run: RunRef,
     outcomes: readonly TestOutcome[],
@@ -105,7 +131,7 @@ export class StabilityObserver implements ResultsObserver {
     policy: FlakyPolicy,
     now: Date,
     told: { testId: string; transitions: Transitions; health: TestHealth }[],
-  ): Promise<void> {
+  ): Promise<SliceRead | undefined> {
     let pending: readonly TestOutcome[] = outcomes;
     if (outcomes.some((o) => o.created)) {
       // Tests the write created: no row to read, lock or update, and none another writer could insert first (see
@@ -124,7 +150,7 @@ export class StabilityObserver implements ResultsObserver {
       await this.health.insertNew(tx, run.projectId, inserts);
       pending = outcomes.filter((o) => !o.created);
       if (!pending.length) {
-        return;
+        return undefined;
       }
     }
     // One read: plain passes of steady tests change nothing but their windows and are not written (see `steady`);
@@ -142,6 +168,20 @@ export class StabilityObserver implements ResultsObserver {
     if (read.quiet.size || read.repeated.size) {
       pending = pending.filter((o) => !read.quiet.has(o.testId) && !read.repeated.has(o.testId));
     }
+    return pending.length ? { pending, read } : undefined;
+  }
+
+  /** The outcomes `readSlice` left (its stored rows, and tests without one) weighed in Node and stored (see `readSlice`). */
+  private async weigh(
+    tx: EntityManager,
+    run: RunRef,
+    { pending: left, read }: SliceRead,
+    known: Pick<RunOutcome, 'run' | 'stream' | 'commit' | 'startedAt'>,
+    policy: FlakyPolicy,
+    now: Date,
+    told: { testId: string; transitions: Transitions; health: TestHealth }[],
+  ): Promise<void> {
+    let pending = left;
     let stored = read.stored;
     let versions: Map<string, string> | undefined = read.versions;
     for (let tries = 1; pending.length; tries++) {
@@ -268,6 +308,12 @@ export class StabilityObserver implements ResultsObserver {
       }
     }
   }
+}
+
+/** A slice of outcomes as `readSlice` left it: the outcomes to weigh in Node, and what was read of their tests. */
+interface SliceRead {
+  pending: readonly TestOutcome[];
+  read: HealthRead;
 }
 
 /** Whether a test's change is told (live events, audit records, the notifications it owes). */

@@ -278,6 +278,55 @@ describe('test health: plain failures of tests failing steadily and skips of tes
       ...disabled.map(() => [0, String(RUN), 'SKIPPED']),
     ]);
   });
+
+  it("settles an import's tests a slice at a time, two slices' reads under way at once, each slice's others weighed in Node", async () => {
+    // 12,000 tests (three slices of 5,000), failing steadily; every 1,000th passed in run 6, so its failure now is
+    // weighed in Node (in every slice).
+    const tests = Array.from({ length: 12_000 }, (_, i) => String(100_001 + i));
+    await failingSteadily(tests);
+    const weighed = tests.filter((_, i) => i % 1000 === 0);
+    await db.query(`UPDATE test_health SET win = decode($1, 'hex') WHERE test_id = ANY($2::bigint[])`, [
+      entry(6, PASSED) + entry(7, FAILED),
+      weighed,
+    ]);
+    const observer = new StabilityObserver(repository, new FlakyPolicyCache(), new EventEmitter2(), {
+      owe: () => Promise.resolve(),
+    } as unknown as NotificationOutbox);
+    const updated = jest.spyOn(repository, 'update');
+    const read = jest.spyOn(repository, 'read');
+    const calls: string[] = [];
+    read.mockImplementation(function (this: TestHealthRepository, ...args) {
+      calls.push('read');
+      return TestHealthRepository.prototype.read.apply(this, args);
+    });
+    updated.mockImplementation(function (this: TestHealthRepository, ...args) {
+      calls.push('update');
+      return TestHealthRepository.prototype.update.apply(this, args);
+    });
+    await db.transaction((tx) =>
+      observer.outcomesSettled(
+        tx,
+        { id: String(RUN), projectId: '1', stream: 's', attributes: {}, startedAt: STARTED },
+        tests.map((testId) => ({ testId, status: 'FAILED' as const, otherStatuses: 0 })),
+      ),
+    );
+    expect(updated.mock.calls.map(([, rows]) => rows.map((r) => r.testId))).toEqual([
+      weighed.slice(0, 5),
+      weighed.slice(5, 10),
+      weighed.slice(10),
+    ]);
+    // The second slice's read goes with the first's, the third's as soon as the first's answers: all three before the
+    // first slice is weighed.
+    expect(calls).toEqual(['read', 'read', 'read', 'update', 'update', 'update']);
+    updated.mockRestore();
+    read.mockRestore();
+    const rows: { runs: number; last_run_id: string; n: string }[] = await db.query(
+      `SELECT runs, last_run_id, count(*) AS n FROM test_health WHERE test_id = ANY($1::bigint[])
+        GROUP BY runs, last_run_id`,
+      [tests],
+    );
+    expect(rows.map((r) => [r.runs, String(r.last_run_id), Number(r.n)])).toEqual([[3, String(RUN), 12_000]]);
+  });
 });
 
 /** A test's health as compared: its window's entries and every field. */
