@@ -70,6 +70,27 @@ describe('test health statements, planned on a big table', () => {
     await database?.drop();
   });
 
+  /** `read` of run 9 in a transaction of its own, with the statements it sent. */
+  async function readSent(repository: TestHealthRepository, ids: string[], codes: number[]) {
+    const sent: { sql: string; params: unknown[] }[] = [];
+    const read = await db.transaction((tx) =>
+      repository.read(
+        {
+          query: (sql: string, params: unknown[]) => {
+            sent.push({ sql, params });
+            return tx.query(sql, params);
+          },
+        } as Pick<EntityManager, 'query'>,
+        ids,
+        codes,
+        '9',
+        new Date(),
+        ENTRY,
+      ),
+    );
+    return { read, sent };
+  }
+
   it("stores a batch's health through index probes, not a hash of the whole table", async () => {
     const repository = new TestHealthRepository(db);
     // 650 failing tests of one project, as an import's finish stores them a slice at a time.
@@ -122,21 +143,10 @@ describe('test health statements, planned on a big table', () => {
     const repository = new TestHealthRepository(db);
     // A V1 batch: 1,000 tests of one project, created together (ids close), every outcome a plain pass.
     const ids = Array.from({ length: 1000 }, (_, i) => String(25_001 + i));
-    const sent: { sql: string; params: unknown[] }[] = [];
-    await db.transaction((tx) =>
-      repository.read(
-        {
-          query: (sql: string, params: unknown[]) => {
-            sent.push({ sql, params });
-            return tx.query(sql, params);
-          },
-        } as Pick<EntityManager, 'query'>,
-        ids,
-        ids.map(() => OUTCOME.PLAIN_PASS),
-        '9',
-        new Date(),
-        ENTRY,
-      ),
+    const { sent } = await readSent(
+      repository,
+      ids,
+      ids.map(() => OUTCOME.PLAIN_PASS),
     );
     expect(sent).toHaveLength(1);
     const [
@@ -209,22 +219,7 @@ describe('test health statements, planned on a big table', () => {
     const codes = ids.map((_, i) =>
       outcomeCode({ status: i % 10 === 7 ? 'FAILED' : 'PASSED', otherStatuses: 0 }),
     );
-    const sent: { sql: string; params: unknown[] }[] = [];
-    const read = await db.transaction((tx) =>
-      repository.read(
-        {
-          query: (sql: string, params: unknown[]) => {
-            sent.push({ sql, params });
-            return tx.query(sql, params);
-          },
-        } as Pick<EntityManager, 'query'>,
-        ids,
-        codes,
-        '9',
-        new Date(),
-        ENTRY,
-      ),
-    );
+    const { read, sent } = await readSent(repository, ids, codes);
     expect(read.repeated.size).toBe(failing.length);
     const [
       {
