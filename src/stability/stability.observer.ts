@@ -94,7 +94,7 @@ export class StabilityObserver implements ResultsObserver {
     const readNext = () => {
       if (at < outcomes.length) {
         const read = this.readSlice(tx, run, outcomes.slice(at, at + SLICE), known, policy, now, told);
-        // Awaited in turn; no unhandled rejection meanwhile (the transaction fails with the first error).
+        // Awaited in turn, or settled on an error (below); no unhandled rejection meanwhile.
         read.catch(() => undefined);
         reads.push(read);
         at += SLICE;
@@ -102,11 +102,26 @@ export class StabilityObserver implements ResultsObserver {
     };
     readNext();
     readNext();
-    while (reads.length) {
-      const slice = await reads.shift()!;
+    for (let read = reads.shift(); read; read = reads.shift()) {
+      let slice: SliceRead | undefined;
+      try {
+        slice = await read;
+      } catch (error) {
+        // The reads after it were sent after it: its error is the first. None is left running past this write.
+        await Promise.allSettled(reads);
+        throw error;
+      }
       readNext();
       if (slice) {
-        await this.weigh(tx, run, slice, known, policy, now, told);
+        try {
+          await this.weigh(tx, run, slice, known, policy, now, told);
+        } catch (error) {
+          // The reads under way were sent before this slice's statements: when one of them failed (a deadlock, a
+          // lock timeout), these failed only as "transaction is aborted", and its error is the one to tell (a
+          // deadlock is retried, an aborted transaction is not).
+          const earlier = (await Promise.allSettled(reads)).find((r) => r.status === 'rejected');
+          throw earlier ? earlier.reason : error;
+        }
       }
     }
     if (!told.length) {

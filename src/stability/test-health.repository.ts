@@ -347,6 +347,12 @@ export function rangeCodes(
   return bytes;
 }
 
+/**
+ * The code of the row `t` in `readRange` (its byte of $5, the ids $1…$2), guarded: a plan may test it before the range.
+ */
+const RANGE_CODE =
+  'CASE WHEN t.test_id BETWEEN $1 AND $2 THEN get_byte($5::bytea, (t.test_id - $1)::int) ELSE 0 END';
+
 /** Tests read as one range of ids at least (fewer: a probe each). */
 const RANGE_MIN = 32;
 /** A batch's ids are read as one range when it spans fewer than this many ids a test. */
@@ -452,8 +458,8 @@ export class TestHealthRepository {
       'test-health-read-range',
       `WITH s AS MATERIALIZED (
          SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', `c.code = ${OUTCOME.PLAIN_PASS}`)}) IS TRUE AS quiet
-           FROM test_health t CROSS JOIN LATERAL (SELECT get_byte($5::bytea, (t.test_id - $1)::int) AS code) c
-          WHERE t.test_id BETWEEN $1 AND $2 AND get_byte($5::bytea, (t.test_id - $1)::int) <> 0),
+           FROM test_health t CROSS JOIN LATERAL (SELECT ${RANGE_CODE} AS code) c
+          WHERE t.test_id BETWEEN $1 AND $2 AND ${RANGE_CODE} <> 0),
        ${repeatsSql({ from: 's k', match: 't.ctid = k.tid', code: 'k.code', head: '$6', tail: '$7', window: '$8' })},
        n AS MATERIALIZED (SELECT count(*) = $9 AS every_row FROM s)
        SELECT NULL::bool AS every_row, NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id,

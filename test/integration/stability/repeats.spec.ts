@@ -327,6 +327,40 @@ describe('test health: plain failures of tests failing steadily and skips of tes
     );
     expect(rows.map((r) => [r.runs, String(r.last_run_id), Number(r.n)])).toEqual([[3, String(RUN), 12_000]]);
   });
+
+  it('tells a later slice\'s read error, not the "transaction is aborted" it left for the slice being weighed', async () => {
+    // 12,000 tests failing steadily (three slices); the first of every 1,000 passed in run 6, so each slice has a test
+    // to weigh in Node. Another transaction holds a row of the second slice: its read waits, and times out, while the
+    // first slice's statements are queued behind it.
+    const tests = Array.from({ length: 12_000 }, (_, i) => String(200_001 + i));
+    await failingSteadily(tests);
+    await db.query(`UPDATE test_health SET win = decode($1, 'hex') WHERE test_id = ANY($2::bigint[])`, [
+      entry(6, PASSED) + entry(7, FAILED),
+      tests.filter((_, i) => i % 1000 === 0),
+    ]);
+    const holder = db.createQueryRunner();
+    await holder.connect();
+    await holder.startTransaction();
+    await holder.query('SELECT 1 FROM test_health WHERE test_id = $1 FOR UPDATE', [tests[5_500]]);
+    const observer = new StabilityObserver(repository, new FlakyPolicyCache(), new EventEmitter2(), {
+      owe: () => Promise.resolve(),
+    } as unknown as NotificationOutbox);
+    try {
+      await expect(
+        db.transaction(async (tx) => {
+          await tx.query(`SET LOCAL lock_timeout = '300ms'`);
+          await observer.outcomesSettled(
+            tx,
+            { id: String(RUN), projectId: '1', stream: 's', attributes: {}, startedAt: STARTED },
+            tests.map((testId) => ({ testId, status: 'FAILED' as const, otherStatuses: 0 })),
+          );
+        }),
+      ).rejects.toMatchObject({ code: '55P03' });
+    } finally {
+      await holder.rollbackTransaction();
+      await holder.release();
+    }
+  });
 });
 
 /** A test's health as compared: its window's entries and every field. */
