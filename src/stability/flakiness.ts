@@ -198,7 +198,7 @@ export function plainPass(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>)
  * Whether an outcome is a plain failure (FAILED or BROKEN, no attempt passed): applied to a test that failed in every
  * run of its window (no outcome or attempt passed) and is neither flaky nor quarantined, it leaves the test so: no
  * flip and no pass, so not flaky under any policy, flake rate 0, FAILING. Only its window, run count, last status,
- * last run and last failure move, which the read of a batch applies in SQL (test-health.repository.ts, `REPEATS`)
+ * last run and last failure move, which the read of a batch applies in SQL (test-health.repository.ts, `repeatsSql`)
  * rather than answering the row, weighing it here and writing it back.
  */
 export function plainFailure(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>): boolean {
@@ -211,7 +211,7 @@ export function plainFailure(outcome: Pick<RunOutcome, 'status' | 'otherStatuses
  * Whether an outcome is a skip (SKIPPED): applied to a test that has never run (its window is empty: every outcome
  * of it so far was a skip, a disabled test say) and is not quarantined, it leaves the test so: no entry, no verdict,
  * HEALTHY. Only its last status, last run and first seen move, which the read of a batch applies in SQL as it does a
- * plain failure (test-health.repository.ts, `REPEATS`).
+ * plain failure (test-health.repository.ts, `repeatsSql`).
  */
 export function skip(outcome: Pick<RunOutcome, 'status'>): boolean {
   return outcome.status === 'SKIPPED';

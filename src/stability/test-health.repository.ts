@@ -223,7 +223,7 @@ const copyBool = (b: boolean | null | undefined): string =>
 const ts = (column: string) => `to_timestamp(${column} / 1000)`;
 
 /**
- * What `read` answers: the quiet tests, the tests whose outcome it applied itself (`repeated`: see Repeats), and the
+ * What `read` answers: the quiet tests, the tests whose outcome it applied itself (`repeated`: see repeatsSql), and the
  * others' stored health with its version (a test without a row: none).
  */
 export interface HealthRead {
@@ -333,16 +333,11 @@ function repeatsSql(k: {
   rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk)`;
 }
 
-/** The codes of `testIds` (`codes`, see OUTCOME) as a byte a test of the ids `lo`…`hi` (id `lo + k`: byte k; 0: none). */
-export function rangeCodes(
-  testIds: readonly string[],
-  codes: readonly number[],
-  lo: number,
-  hi: number,
-): Buffer {
+/** The codes of the tests `ids` (`codes`, see OUTCOME) as a byte an id of `lo`…`hi` (id `lo + k`: byte k; 0: none). */
+function rangeCodes(ids: Float64Array, codes: readonly number[], lo: number, hi: number): Buffer {
   const bytes = Buffer.alloc(hi - lo + 1);
-  for (let i = 0; i < testIds.length; i++) {
-    bytes[Number(testIds[i]) - lo] = codes[i];
+  for (let i = 0; i < ids.length; i++) {
+    bytes[ids[i] - lo] = codes[i];
   }
   return bytes;
 }
@@ -413,15 +408,18 @@ export class TestHealthRepository {
     startedAt: Date,
     entry: RunEntry,
   ): Promise<HealthRead> {
+    // The ids as numbers, once (readRange places each by its number too).
+    const numbers = new Float64Array(testIds.length);
     let lo = Infinity;
     let hi = -Infinity;
-    for (const id of testIds) {
-      const n = Number(id);
+    for (let i = 0; i < testIds.length; i++) {
+      const n = Number(testIds[i]);
+      numbers[i] = n;
       lo = n < lo ? n : lo;
       hi = n > hi ? n : hi;
     }
     return testIds.length >= RANGE_MIN && hi - lo < RANGE_SPAN * testIds.length
-      ? this.readRange(tx, testIds, codes, run, startedAt, entry, lo, hi)
+      ? this.readRange(tx, testIds, numbers, codes, run, startedAt, entry, lo, hi)
       : this.readEach(tx, testIds, codes, run, startedAt, entry);
   }
 
@@ -439,6 +437,7 @@ export class TestHealthRepository {
   private async readRange(
     tx: Pick<EntityManager, 'query'>,
     testIds: readonly string[],
+    numbers: Float64Array,
     codes: readonly number[],
     run: string,
     startedAt: Date,
@@ -477,7 +476,7 @@ export class TestHealthRepository {
         hi,
         run,
         startedAt,
-        rangeCodes(testIds, codes, lo, hi),
+        rangeCodes(numbers, codes, lo, hi),
         entry.entryHead,
         entry.entryTail,
         entry.window,

@@ -125,7 +125,7 @@ const KINDS: { kind: string; columns: string; status?: ResultStatus; inSql: bool
 ];
 
 /**
- * TestHealthRepository.read with a batch's repeats (REPEATS): a test failing steadily that failed again, or a test
+ * TestHealthRepository.read with a batch's repeats (repeatsSql): a test failing steadily that failed again, or a test
  * that never ran skipped again, gets what applyOutcome would give it, in the read's own statement, and is answered
  * as done; any other is answered with its row, untouched, to be weighed in Node.
  */
