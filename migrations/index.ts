@@ -30,6 +30,7 @@ import { TestHealthWithoutForeignKey1795840000000 } from './1795840000000-TestHe
 import { TestCaseIdentityFirst1795850000000 } from './1795850000000-TestCaseIdentityFirst.js';
 import { TestHealthLastFailedByDay1795860000000 } from './1795860000000-TestHealthLastFailedByDay.js';
 import { RunPurgeStarted1795870000000 } from './1795870000000-RunPurgeStarted.js';
+import { TestCasesWithoutProjectForeignKey1795880000000 } from './1795880000000-TestCasesWithoutProjectForeignKey.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -65,4 +66,5 @@ export const MIGRATIONS = [
   TestCaseIdentityFirst1795850000000,
   TestHealthLastFailedByDay1795860000000,
   RunPurgeStarted1795870000000,
+  TestCasesWithoutProjectForeignKey1795880000000,
 ];

@@ -300,8 +300,21 @@ export class RetentionRepository {
     return affected;
   }
 
-  /** The row of a project being deleted, last: what is left (members, settings, a few rows) goes by cascade. */
+  /**
+   * The row of a project being deleted, last: what is left (members, settings, a few rows) goes by cascade; then, in
+   * the same transaction and once the row is gone, the test cases a writer committed since deleteTestCasesOfProject
+   * (test_cases has no foreign key to projects: TestCasesWithoutProjectForeignKey1795880000000). The row's delete
+   * waits for any transaction that still holds a run of the project (an import creates its run in its own
+   * transaction), so what such a writer stored is seen by the statement after it; a writer that comes later finds
+   * its run gone and stores nothing.
+   */
   async deleteProjectRow(projectId: string): Promise<void> {
-    await this.db.query('DELETE FROM projects WHERE id = $1 AND deleting_at IS NOT NULL', [projectId]);
+    await this.db.transaction(async (tx) => {
+      await tx.query('DELETE FROM projects WHERE id = $1 AND deleting_at IS NOT NULL', [projectId]);
+      await tx.query(
+        'DELETE FROM test_cases WHERE project_id = $1 AND NOT EXISTS (SELECT 1 FROM projects WHERE id = $1)',
+        [projectId],
+      );
+    });
   }
 }
