@@ -5,6 +5,8 @@ import { dataSourceOptions } from '../../../src/database/data-source-options.js'
 import { ResultEntity, RunEntity, TestCaseEntity } from '../../../src/results/entities.js';
 import { ResultsWriter, type RunWriter, testIdentity } from '../../../src/results/results.writer.js';
 import { ResultsObservers, type TestOutcome } from '../../../src/results/results-observers.js';
+import type { ResultInput } from '../../../src/results/result-input.js';
+import { RetentionRepository } from '../../../src/retention/retention.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { ResultsWithoutIdIndex1764640000000 } from '../../../migrations/1764640000000-ResultsWithoutIdIndex.js';
 import { OutcomeIndexes1795723200000 } from '../../../migrations/1795723200000-OutcomeIndexes.js';
@@ -386,6 +388,100 @@ describe(ResultsWriter.name, () => {
     expect(rows.map((r) => [r.name, String(r.test_id)])).toEqual(
       mixed.map((r) => [r.name, idOf.get(r.name)]),
     );
+  });
+
+  describe('in a project whose tests lately were all new', () => {
+    const LOOKUP = 'CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases';
+    let project: string;
+    beforeEach(async () => {
+      const [{ id }] = await db.query(
+        `INSERT INTO projects (key, name) VALUES ('NEW' || nextval('runs_id_seq'), 'new tests') RETURNING id`,
+      );
+      project = String(id);
+    });
+    const runOf = () =>
+      db
+        .getRepository(RunEntity)
+        .save({ projectId: project, name: 'r', startedAt: new Date(), attributes: {} });
+    /** Writes `items` with `writer` in a run of its own; answers the statements sent and the results' test ids. */
+    const written = async (writer: ResultsWriter, items: ResultInput[]) => {
+      const sent: string[] = [];
+      const run = await runOf();
+      const outcome = await db.transaction((tx) => {
+        const query = tx.query.bind(tx);
+        tx.query = ((sql: string, params?: unknown[]) => {
+          sent.push(sql);
+          return query(sql, params);
+        }) as typeof tx.query;
+        return writer.write(tx, run, items);
+      });
+      const rows: { name: string; test_id: string }[] = await db.query(
+        'SELECT name, test_id FROM results WHERE run_id = $1 ORDER BY id',
+        [run.id],
+      );
+      return {
+        lookups: sent.filter((sql) => sql.includes(LOOKUP)).length,
+        inserts: sent.filter((sql) => sql.includes('INSERT INTO test_cases')).length,
+        testOf: new Map(rows.map((r) => [r.name, String(r.test_id)])),
+        created: outcome.learned.length,
+      };
+    };
+    const tests = (tag: string, n: number, extra: Partial<ResultInput> = {}) =>
+      Array.from({ length: n }, (_, i) => ({
+        name: `${tag}${i}`,
+        suite: 'New',
+        status: 'PASSED' as const,
+        ...extra,
+      }));
+    const casesOf = async () =>
+      (await db.query('SELECT name, id FROM test_cases WHERE project_id = $1 ORDER BY name', [project])).map(
+        (r: { name: string; id: string }) => [r.name, String(r.id)],
+      );
+
+    it('inserts the tests not in the cache without looking them up first, once a lookup found none of them', async () => {
+      const writer = new ResultsWriter(new ResultsObservers());
+      const first = await written(writer, tests('a', 50));
+      expect(first).toEqual(expect.objectContaining({ lookups: 1, inserts: 1 }));
+      const second = await written(writer, tests('b', 50));
+      expect(second).toEqual(expect.objectContaining({ lookups: 0, inserts: 1 }));
+      const cases = new Map(await casesOf());
+      expect(cases.size).toBe(100);
+      expect([...second.testOf]).toEqual(tests('b', 50).map((t) => [t.name, cases.get(t.name)]));
+      // A writer of another project still looks up first.
+      expect((await written(new ResultsWriter(new ResultsObservers()), tests('c', 5))).lookups).toBe(1);
+    });
+
+    it('gets a wrong guess right (tests another writer stored, one renamed): their test cases, new ones for the rest, then looks up again', async () => {
+      const one = new ResultsWriter(new ResultsObservers());
+      const other = new ResultsWriter(new ResultsObservers());
+      // Another replica stores tests k0..k9 (one, k9, by an explicit testId); this one has seen only new tests.
+      await written(other, [
+        ...tests('k', 9),
+        { name: 'k9', suite: 'New', status: 'PASSED', testId: 'id-9' },
+      ]);
+      const stored = new Map(await casesOf());
+      await written(one, tests('a', 20));
+      const mixed = [
+        ...tests('n', 5),
+        ...tests('k', 9),
+        { name: 'renamed k9', suite: 'Moved', status: 'FAILED' as const, testId: 'id-9' },
+      ];
+      const guessed = await written(one, mixed);
+      expect(guessed.lookups).toBe(1);
+      for (let i = 0; i < 9; i++) {
+        expect(guessed.testOf.get(`k${i}`)).toBe(stored.get(`k${i}`));
+      }
+      expect(guessed.testOf.get('renamed k9')).toBe(stored.get('k9'));
+      const after = new Map(await casesOf());
+      expect(after.size).toBe(10 + 20 + 5);
+      expect(after.get('renamed k9')).toBe(stored.get('k9'));
+      expect(after.has('k9')).toBe(false);
+      for (let i = 0; i < 5; i++) {
+        expect(guessed.testOf.get(`n${i}`)).toBe(after.get(`n${i}`));
+      }
+      // The guess is over: the next tests not in the cache are looked up first.
+      expect(await written(one, tests('k', 3))).toEqual(expect.objectContaining({ lookups: 1, inserts: 0 }));
+    });
   });
 
   it('names a test by its exact text: names that differ only in case or Unicode normalisation are other tests', async () => {
@@ -853,11 +949,12 @@ describe('the results table (migrations ResultsWritePath, ResultsWithoutIdIndex)
     expect(String(health[0].test_id)).not.toBe(String(one.id));
   });
 
-  it('deleting a project deletes its runs, test cases, results and test health', async () => {
+  it("deleting a project's row (the purge's last step) deletes its runs, test cases, results and test health", async () => {
     const { projectId } = await seed();
     await addHealth(projectId);
     expect(await healthOf(projectId)).toHaveLength(2);
-    await db.query('DELETE FROM projects WHERE id = $1', [projectId]);
+    await db.query('UPDATE projects SET deleting_at = now() WHERE id = $1', [projectId]);
+    await new RetentionRepository(db).deleteProjectRow(projectId);
     expect(await healthOf(projectId)).toEqual([]);
     expect(await resultsOf(projectId)).toEqual([]);
     expect(await db.query('SELECT id FROM test_cases WHERE project_id = $1', [projectId])).toEqual([]);
