@@ -150,15 +150,23 @@ export class StabilityObserver implements ResultsObserver {
     let pending: readonly TestOutcome[] = outcomes;
     if (outcomes.some((o) => o.created)) {
       // Tests the write created: no row to read, lock or update, and none another writer could insert first (see
-      // TestOutcome.created): inserted as they are, without a look for them nor ON CONFLICT.
+      // TestOutcome.created): inserted as they are, without a look for them nor ON CONFLICT. A new test's state
+      // follows from its outcome alone (its status and its other attempts' statuses) in this run under this policy:
+      // weighed once an outcome, and the tests of one outcome share it (insertNew writes its row's text once).
       const inserts: HealthWrite[] = [];
+      const byOutcome = new Map<string, { health: TestHealth; transitions: Transitions }>();
       for (const o of outcomes) {
         if (o.created) {
-          const outcome: RunOutcome = { ...known, status: o.status, otherStatuses: o.otherStatuses };
-          const { health, transitions } = applyOutcome(newHealth(known.startedAt), outcome, policy, now);
-          inserts.push({ testId: o.testId, health });
-          if (toTell(transitions)) {
-            told.push({ testId: o.testId, transitions, health });
+          const key = `${o.status}${o.otherStatuses}`;
+          let weighed = byOutcome.get(key);
+          if (!weighed) {
+            const outcome: RunOutcome = { ...known, status: o.status, otherStatuses: o.otherStatuses };
+            weighed = applyOutcome(newHealth(known.startedAt), outcome, policy, now);
+            byOutcome.set(key, weighed);
+          }
+          inserts.push({ testId: o.testId, health: weighed.health });
+          if (toTell(weighed.transitions)) {
+            told.push({ testId: o.testId, transitions: weighed.transitions, health: weighed.health });
           }
         }
       }

@@ -727,7 +727,8 @@ export class TestHealthRepository {
    * Stores the health of tests that cannot have a row: test cases created by the caller's own transaction (see
    * TestOutcome.created). COPYed, in test id order: no ON CONFLICT (whose check of the unique index and speculative
    * insertion cost a row as much again), and no parameter arrays to build and unnest (an import's finish stores
-   * 100,000 of them).
+   * 100,000 of them). Rows that share their health object (new tests of one outcome: see the observer) share the
+   * text of their row but for the test id, made once.
    */
   async insertNew(tx: EntityManager, projectId: string, rows: readonly HealthWrite[]): Promise<void> {
     if (!rows.length) {
@@ -740,20 +741,25 @@ export class TestHealthRepository {
     const copyTime = copyTimes();
     const text = new CopyText();
     let win = Buffer.allocUnsafe(64 * ENTRY);
+    const rests = new Map<TestHealth, string>();
     for (const { testId, health: h } of sorted) {
-      const size = h.entries.length * ENTRY;
-      if (size > win.length) {
-        win = Buffer.allocUnsafe(size);
-      }
-      writeEntries(win, 0, h.entries);
-      const q = h.quarantine;
-      text.add(
-        `${project}\t${copyField(testId)}\t\\\\x${win.toString('hex', 0, size)}\t${h.runs}\t${copyField(h.flakeRate)}\t` +
+      let rest = rests.get(h);
+      if (rest === undefined) {
+        const size = h.entries.length * ENTRY;
+        if (size > win.length) {
+          win = Buffer.allocUnsafe(size);
+        }
+        writeEntries(win, 0, h.entries);
+        const q = h.quarantine;
+        rest =
+          `\\\\x${win.toString('hex', 0, size)}\t${h.runs}\t${copyField(h.flakeRate)}\t` +
           `${copyBool(h.flaky)}\t${copyField(h.lastStatus)}\t${copyField(h.lastRunId)}\t${copyTime(h.firstSeenAt)}\t` +
           `${copyTime(h.lastFailedAt)}\t${copyField(h.state)}\t${copyTime(q?.since)}\t${copyField(q?.reason)}\t` +
           `${copyBool(q?.auto)}\t${copyField(q?.byUserId)}\t${copyTime(q?.until)}\t${h.passes}\t` +
-          `${copyField(h.passRun)}\t${copyField(h.releasedRun)}\n`,
-      );
+          `${copyField(h.passRun)}\t${copyField(h.releasedRun)}\n`;
+        rests.set(h, rest);
+      }
+      text.add(`${project}\t${copyField(testId)}\t${rest}`);
     }
     await copyIn(tx, `COPY test_health (project_id, ${HEALTH_COLUMNS}) FROM STDIN`, text);
     text.release();

@@ -6,7 +6,12 @@ import type { NotificationOutbox } from '../../../src/notifications/notification
 import type { ResultStatus } from '../../../src/results/entities.js';
 import type { TestOutcome } from '../../../src/results/results-observers.js';
 import { FlakyPolicyCache } from '../../../src/stability/flaky-policy.cache.js';
-import { type FlakyPolicy, type TestHealth, applyOutcome } from '../../../src/stability/flakiness.js';
+import {
+  type FlakyPolicy,
+  type TestHealth,
+  applyOutcome,
+  newHealth,
+} from '../../../src/stability/flakiness.js';
 import { StabilityObserver } from '../../../src/stability/stability.observer.js';
 import {
   OUTCOME,
@@ -277,6 +282,68 @@ describe('test health: plain failures of tests failing steadily and skips of tes
       ...batch.map(() => [3, String(RUN), 'FAILED']),
       ...disabled.map(() => [0, String(RUN), 'SKIPPED']),
     ]);
+  });
+
+  it('stores the tests a write created each with what applyOutcome makes of its outcome, the tests of one outcome alike', async () => {
+    // Six outcomes (other attempts' statuses as bits: 1 passed, 2 failed), three new tests each, interleaved.
+    const kinds: Pick<TestOutcome, 'status' | 'otherStatuses'>[] = [
+      { status: 'PASSED', otherStatuses: 0 },
+      { status: 'FAILED', otherStatuses: 0 },
+      { status: 'PASSED', otherStatuses: 2 },
+      { status: 'FAILED', otherStatuses: 1 },
+      { status: 'BROKEN', otherStatuses: 0 },
+      { status: 'SKIPPED', otherStatuses: 0 },
+    ];
+    const created: TestOutcome[] = Array.from({ length: 18 }, (_, i) => ({
+      testId: String(900_001 + i),
+      ...kinds[i % kinds.length],
+      created: true,
+    }));
+    const observer = new StabilityObserver(repository, new FlakyPolicyCache(), new EventEmitter2(), {
+      owe: () => Promise.resolve(),
+    } as unknown as NotificationOutbox);
+    const now = new Date();
+    const stored = await db.transaction(async (tx) => {
+      await observer.outcomesSettled(
+        tx,
+        { id: String(RUN), projectId: '1', stream: 's', attributes: { commit: 'c1' }, startedAt: STARTED },
+        created,
+      );
+      return repository.lock(
+        tx,
+        created.map((o) => o.testId),
+      );
+    });
+    const policy = await db.transaction((tx) => new FlakyPolicyCache().get(tx, '1'));
+    // The run's stream and commit as the observer keyed them (the entry of any test that ran).
+    const { stream, commit } = stored.get(created[0].testId)!.entries[0];
+    for (const o of created) {
+      const was = stored.get(o.testId)!;
+      const { health } = applyOutcome(
+        newHealth(STARTED),
+        {
+          run: String(RUN),
+          stream,
+          commit,
+          startedAt: STARTED,
+          status: o.status,
+          otherStatuses: o.otherStatuses,
+        },
+        policy,
+        now,
+      );
+      expect([o.status, o.otherStatuses, comparable(was)]).toEqual([
+        o.status,
+        o.otherStatuses,
+        comparable(health),
+      ]);
+    }
+    // Each outcome's tests alike, and no two outcomes alike (each was weighed on its own).
+    const rows = created.map((o) => JSON.stringify(comparable(stored.get(o.testId)!)));
+    for (let i = 0; i < created.length; i++) {
+      expect(rows[i]).toBe(rows[i % kinds.length]);
+    }
+    expect(new Set(rows).size).toBe(kinds.length);
   });
 
   it("settles an import's tests a slice at a time, two slices' reads under way at once, each slice's others weighed in Node", async () => {
