@@ -6,6 +6,7 @@ import { AppError } from '../common/app-error.js';
 import { isDeadlock, isLockTimeout, isUniqueViolation } from '../common/db-errors.js';
 import { stripFormatCharacters } from '../common/text.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
+import { idArray, textArray } from '../database/id-array.js';
 import {
   type Attempt,
   type AttemptPlan,
@@ -230,12 +231,13 @@ async function insertTestCases(
   latest: Map<string, ResultInput>,
   stepBack: boolean,
 ): Promise<{ id: string; identity: string }[]> {
+  // As text (see id-array.ts): a batch of 1,000 new tests is 4,000 elements, each quoted by node-postgres otherwise.
   const params = [
     projectId,
-    identities,
-    identities.map((k) => latest.get(k)!.testId ?? null),
-    identities.map((k) => latest.get(k)!.suite ?? ''),
-    identities.map((k) => latest.get(k)!.name),
+    idArray(identities),
+    textArray(identities.map((k) => latest.get(k)!.testId ?? null)),
+    textArray(identities.map((k) => latest.get(k)!.suite ?? '')),
+    textArray(identities.map((k) => latest.get(k)!.name)),
   ];
   let skipStored = false;
   // One round trip each, as without the timeout (several statements without parameters: the simple protocol).
