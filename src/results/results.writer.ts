@@ -206,10 +206,11 @@ export function numberBlocks(starts: string[], step: number, n: number): string[
 /**
  * Inserts the test cases of `identities` (the batch's last result of each naming its suite and name) that no
  * committed transaction has stored: one INSERT … SELECT, whatever their number, its ids from the table's own identity
- * column; answers those it inserted. The caller has just looked them up, so the INSERT is a plain one first (ON
- * CONFLICT's check and speculative insertion cost each row about a third more); when a concurrent writer stored one
- * meanwhile (a unique violation, once that writer committed), it steps back and inserts with ON CONFLICT DO
- * NOTHING, skipping those, which the caller then looks up.
+ * column; answers those it inserted. The caller has just looked them up, or expects them to be new (see
+ * ResultsWriter.newTestsOf), so the INSERT is a plain one first (ON CONFLICT's check and speculative insertion cost
+ * each row about a third more); when one was stored (a unique violation: by a concurrent writer, once it committed,
+ * or before, when the guess was wrong), it steps back and inserts with ON CONFLICT DO NOTHING, skipping those, which
+ * the caller then looks up.
  *
  * In identity order, so that two statements inserting the same new tests cannot deadlock on each other. But a
  * transaction that inserts new tests batch after batch (an import) holds those of its earlier batches, and a writer
@@ -302,6 +303,9 @@ const DEADLOCK_TRIES = 20;
 
 /** The most projects ResultsWriter remembers as having new tests lately (all forgotten past it: only a guess). */
 const NEW_TESTS_PROJECTS = 10_000;
+
+/** The fewest tests not in the cache that ResultsWriter guesses new without a lookup, or learns the guess from. */
+const GUESS_MIN = 100;
 
 /**
  * How long a writer of one batch waits for a new test another transaction inserted before it steps back (see
@@ -398,12 +402,15 @@ export class ResultsWriter {
   // The transactions that have written test cases (inserted or renamed), held until their commit: such a writer must
   // not step back from an insert (see insertTestCases). A V2 delivery writes several runs in one transaction.
   private readonly holdingTestCases = new WeakSet<object>();
-  // The projects whose last lookup of tests not in the cache found none of them, or whose tests inserted without a
-  // lookup since were all new. A batch of such a project's tests not in the cache goes straight to the INSERT: a
-  // batch of 1,000 new tests saves the lookup's statement (1,000 index probes that find nothing, ~4.5 ms of
-  // PostgreSQL time, and its 1,000 identities sent and escaped). A wrong guess (tests another replica created, or the
-  // cache forgot) costs that batch an INSERT rolled back at its first stored test and one with ON CONFLICT DO
-  // NOTHING (insertTestCases), then the lookup, and ends the guess.
+  // The projects whose last lookup of at least GUESS_MIN tests not in the cache found none of them, or whose tests
+  // inserted without a lookup since were all new. Such a project's next GUESS_MIN or more tests not in the cache go
+  // straight to the INSERT: a batch of 1,000 new tests saves the lookup's statement (1,000 index probes that find
+  // nothing, ~4.5 ms of PostgreSQL time, and its 1,000 identities sent). A wrong guess (tests another replica
+  // created, or the cache forgot) costs that batch an INSERT rolled back at its first stored test and one with ON
+  // CONFLICT DO NOTHING (insertTestCases), then the lookup, and ends the guess. Never guessed: tests with an explicit
+  // testId (never cached, so most often known), and a transaction that holds test cases (an import after its first
+  // batch, a V2 delivery of several runs): an INSERT waits for a stored test case that another transaction is
+  // renaming, where the lookup does not, and such a transaction could deadlock with that one.
   private readonly newTestsOf = new Set<string>();
 
   constructor(private readonly observers: ResultsObservers) {}
@@ -895,13 +902,14 @@ export class ResultsWriter {
     };
     const keys = [...latest.keys()];
     // The project's last lookup found none of its tests (a new suite's first run, a first import): these are most
-    // likely new too, and the INSERT's unique index tells which are not, so the lookup is left out (see below).
-    const guessedNew = this.newTestsOf.has(projectId);
+    // likely new too, and the INSERT's unique index tells which are not, so the lookup is left out (newTestsOf).
+    const guessable = keys.length >= GUESS_MIN && !keys.some((k) => latest.get(k)!.testId);
+    const guessedNew = guessable && !this.holdingTestCases.has(tx) && this.newTestsOf.has(projectId);
     let missing = keys;
     if (!guessedNew) {
       await lookUp(keys);
       missing = keys.filter((k) => !ids.has(k));
-      if (missing.length === keys.length) {
+      if (guessable && missing.length === keys.length) {
         if (this.newTestsOf.size >= NEW_TESTS_PROJECTS) {
           this.newTestsOf.clear();
         }

@@ -393,24 +393,39 @@ describe(ResultsWriter.name, () => {
   describe('in a project whose tests lately were all new', () => {
     const LOOKUP = 'CROSS JOIN LATERAL (SELECT id, identity, suite, name FROM test_cases';
     let project: string;
-    beforeEach(async () => {
+    const newProject = async () => {
       const [{ id }] = await db.query(
         `INSERT INTO projects (key, name) VALUES ('NEW' || nextval('runs_id_seq'), 'new tests') RETURNING id`,
       );
-      project = String(id);
+      return String(id);
+    };
+    beforeEach(async () => {
+      project = await newProject();
     });
-    const runOf = () =>
-      db
-        .getRepository(RunEntity)
-        .save({ projectId: project, name: 'r', startedAt: new Date(), attributes: {} });
-    /** Writes `items` with `writer` in a run of its own; answers the statements sent and the results' test ids. */
-    const written = async (writer: ResultsWriter, items: ResultInput[]) => {
+    /** The test ids the last write told its observers it created. */
+    let created: string[] = [];
+    const newWriter = () => {
+      const observers = new ResultsObservers();
+      observers.register({
+        outcomesSettled: async (_tx, _run, outcomes) => {
+          created.push(...[...outcomes].filter((o) => o.created).map((o) => o.testId));
+        },
+      });
+      return new ResultsWriter(observers);
+    };
+    /** Writes `items` with `writer` in a run of its own (of `project`); what it sent, stored and created. */
+    const written = async (writer: ResultsWriter, items: ResultInput[], projectId = project) => {
       const sent: string[] = [];
-      const run = await runOf();
-      const outcome = await db.transaction((tx) => {
+      created = [];
+      const run = await db
+        .getRepository(RunEntity)
+        .save({ projectId, name: 'r', startedAt: new Date(), attributes: {} });
+      await db.transaction((tx) => {
         const query = tx.query.bind(tx);
         tx.query = ((sql: string, params?: unknown[]) => {
-          sent.push(sql);
+          sent.push(
+            sql.includes(LOOKUP) ? 'lookup' : sql.includes('INSERT INTO test_cases') ? 'insert' : 'other',
+          );
           return query(sql, params);
         }) as typeof tx.query;
         return writer.write(tx, run, items);
@@ -419,68 +434,95 @@ describe(ResultsWriter.name, () => {
         'SELECT name, test_id FROM results WHERE run_id = $1 ORDER BY id',
         [run.id],
       );
+      const testOf = new Map(rows.map((r) => [r.name, String(r.test_id)]));
       return {
-        lookups: sent.filter((sql) => sql.includes(LOOKUP)).length,
-        inserts: sent.filter((sql) => sql.includes('INSERT INTO test_cases')).length,
-        testOf: new Map(rows.map((r) => [r.name, String(r.test_id)])),
-        created: outcome.learned.length,
+        steps: sent.filter((step) => step !== 'other'),
+        testOf,
+        created: [...testOf].filter(([, id]) => created.includes(id)).map(([name]) => name),
       };
     };
-    const tests = (tag: string, n: number, extra: Partial<ResultInput> = {}) =>
-      Array.from({ length: n }, (_, i) => ({
-        name: `${tag}${i}`,
-        suite: 'New',
-        status: 'PASSED' as const,
-        ...extra,
-      }));
-    const casesOf = async () =>
-      (await db.query('SELECT name, id FROM test_cases WHERE project_id = $1 ORDER BY name', [project])).map(
-        (r: { name: string; id: string }) => [r.name, String(r.id)],
+    const tests = (tag: string, n: number) =>
+      Array.from({ length: n }, (_, i) => ({ name: `${tag}${i}`, suite: 'New', status: 'PASSED' as const }));
+    const names = (tag: string, n: number) => tests(tag, n).map((t) => t.name);
+    const casesOf = async (projectId = project) =>
+      new Map<string, string>(
+        (await db.query('SELECT name, id FROM test_cases WHERE project_id = $1', [projectId])).map(
+          (r: { name: string; id: string }) => [r.name, String(r.id)],
+        ),
       );
 
-    it('inserts the tests not in the cache without looking them up first, once a lookup found none of them', async () => {
-      const writer = new ResultsWriter(new ResultsObservers());
-      const first = await written(writer, tests('a', 50));
-      expect(first).toEqual(expect.objectContaining({ lookups: 1, inserts: 1 }));
-      const second = await written(writer, tests('b', 50));
-      expect(second).toEqual(expect.objectContaining({ lookups: 0, inserts: 1 }));
-      const cases = new Map(await casesOf());
-      expect(cases.size).toBe(100);
-      expect([...second.testOf]).toEqual(tests('b', 50).map((t) => [t.name, cases.get(t.name)]));
-      // A writer of another project still looks up first.
-      expect((await written(new ResultsWriter(new ResultsObservers()), tests('c', 5))).lookups).toBe(1);
+    it('inserts 100 or more tests not in the cache without looking them up first, once a lookup of as many found none', async () => {
+      const writer = newWriter();
+      expect((await written(writer, tests('a', 120))).steps).toEqual(['lookup', 'insert']);
+      const second = await written(writer, tests('b', 120));
+      expect(second.steps).toEqual(['insert']);
+      expect(second.created).toEqual(names('b', 120));
+      const cases = await casesOf();
+      expect(cases.size).toBe(240);
+      expect([...second.testOf]).toEqual(names('b', 120).map((name) => [name, cases.get(name)]));
+      // The guess is the project's: this writer looks another project's tests up first.
+      expect((await written(writer, tests('c', 120), await newProject())).steps).toEqual([
+        'lookup',
+        'insert',
+      ]);
+      // Fewer than 100 tests are looked up, and do not end the guess.
+      expect((await written(writer, tests('d', 99))).steps).toEqual(['lookup', 'insert']);
+      expect((await written(writer, tests('e', 100))).steps).toEqual(['insert']);
     });
 
-    it('gets a wrong guess right (tests another writer stored, one renamed): their test cases, new ones for the rest, then looks up again', async () => {
-      const one = new ResultsWriter(new ResultsObservers());
-      const other = new ResultsWriter(new ResultsObservers());
-      // Another replica stores tests k0..k9 (one, k9, by an explicit testId); this one has seen only new tests.
-      await written(other, [
-        ...tests('k', 9),
-        { name: 'k9', suite: 'New', status: 'PASSED', testId: 'id-9' },
-      ]);
-      const stored = new Map(await casesOf());
-      await written(one, tests('a', 20));
-      const mixed = [
-        ...tests('n', 5),
-        ...tests('k', 9),
-        { name: 'renamed k9', suite: 'Moved', status: 'FAILED' as const, testId: 'id-9' },
-      ];
-      const guessed = await written(one, mixed);
-      expect(guessed.lookups).toBe(1);
-      for (let i = 0; i < 9; i++) {
-        expect(guessed.testOf.get(`k${i}`)).toBe(stored.get(`k${i}`));
+    it('does not guess from, nor for, tests with an explicit testId (never cached: most often stored)', async () => {
+      const writer = newWriter();
+      const withIds = (tag: string) => tests(tag, 120).map((t) => ({ ...t, testId: `id-${t.name}` }));
+      expect((await written(writer, withIds('a'))).steps).toEqual(['lookup', 'insert']);
+      expect((await written(writer, withIds('a'))).steps).toEqual(['lookup']);
+      expect((await written(writer, tests('b', 120))).steps).toEqual(['lookup', 'insert']);
+      expect((await written(writer, withIds('a'))).steps).toEqual(['lookup']);
+    });
+
+    it('gets a wrong guess right (tests another writer stored): their test cases, new ones for the rest, created only those, then looks up again', async () => {
+      const one = newWriter();
+      const other = newWriter();
+      // Another replica stores tests k0..k99; this one has seen only new tests.
+      await written(other, tests('k', 100));
+      const stored = await casesOf();
+      await written(one, tests('a', 120));
+      const guessed = await written(one, [...tests('n', 20), ...tests('k', 100)]);
+      // The plain INSERT failed at the first stored test; the one with ON CONFLICT DO NOTHING stored the new ones.
+      expect(guessed.steps).toEqual(['insert', 'insert', 'lookup']);
+      expect(guessed.created).toEqual(names('n', 20));
+      const after = await casesOf();
+      expect(after.size).toBe(100 + 120 + 20);
+      for (const name of names('k', 100)) {
+        expect(guessed.testOf.get(name)).toBe(stored.get(name));
       }
-      expect(guessed.testOf.get('renamed k9')).toBe(stored.get('k9'));
-      const after = new Map(await casesOf());
-      expect(after.size).toBe(10 + 20 + 5);
-      expect(after.get('renamed k9')).toBe(stored.get('k9'));
-      expect(after.has('k9')).toBe(false);
-      for (let i = 0; i < 5; i++) {
-        expect(guessed.testOf.get(`n${i}`)).toBe(after.get(`n${i}`));
+      for (const name of names('n', 20)) {
+        expect(guessed.testOf.get(name)).toBe(after.get(name));
       }
       // The guess is over: the next tests not in the cache are looked up first.
-      expect(await written(one, tests('k', 3))).toEqual(expect.objectContaining({ lookups: 1, inserts: 0 }));
+      expect((await written(one, tests('m', 120))).steps).toEqual(['lookup', 'insert']);
+    });
+
+    it('does not guess in a transaction that holds test cases (an import after its first batch)', async () => {
+      const writer = newWriter();
+      await written(writer, tests('a', 120));
+      const run = await db
+        .getRepository(RunEntity)
+        .save({ projectId: project, name: 'import', startedAt: new Date(), attributes: {} });
+      const sent: string[] = [];
+      await db.transaction(async (tx) => {
+        const query = tx.query.bind(tx);
+        tx.query = ((sql: string, params?: unknown[]) => {
+          if (sql.includes(LOOKUP) || sql.includes('INSERT INTO test_cases')) {
+            sent.push(sql.includes(LOOKUP) ? 'lookup' : 'insert');
+          }
+          return query(sql, params);
+        }) as typeof tx.query;
+        const whole = writer.openRun(tx, run, 0);
+        await whole.add(tests('b', 120));
+        await whole.add(tests('c', 120));
+        await whole.finish();
+      });
+      expect(sent).toEqual(['insert', 'lookup', 'insert']);
     });
   });
 
