@@ -291,7 +291,28 @@ export class RetentionRepository {
     return rows.map((r) => String(r.id));
   }
 
-  /** Deletes up to `limit` test cases of a project being deleted (their results are gone: its runs were purged). */
+  /**
+   * Projects whose row is gone but that have test cases still: left by a project's deletion on a replica whose code
+   * predates TestCasesWithoutProjectForeignKey1795880000000 (during a rolling upgrade), whose delete of the row no
+   * longer cascades to them. Read one project at a time off ix_test_cases_project_order (a loose index scan: one
+   * probe a project that has test cases, not a scan of them).
+   */
+  async projectsGone(): Promise<string[]> {
+    const rows: { id: string }[] = await this.db.query(
+      `WITH RECURSIVE p(id) AS (
+         (SELECT project_id FROM test_cases ORDER BY project_id LIMIT 1)
+         UNION ALL
+         SELECT (SELECT t.project_id FROM test_cases t WHERE t.project_id > p.id ORDER BY t.project_id LIMIT 1)
+           FROM p WHERE p.id IS NOT NULL)
+       SELECT id FROM p WHERE id IS NOT NULL AND NOT EXISTS (SELECT 1 FROM projects WHERE projects.id = p.id)`,
+    );
+    return rows.map((r) => String(r.id));
+  }
+
+  /**
+   * Deletes up to `limit` test cases of a project being deleted (their results are gone: its runs were purged), or
+   * gone (projectsGone).
+   */
   async deleteTestCasesOfProject(projectId: string, limit: number): Promise<number> {
     const [, affected]: [unknown, number] = await this.db.query(
       `DELETE FROM test_cases WHERE id IN (SELECT id FROM test_cases WHERE project_id = $1 LIMIT $2)`,

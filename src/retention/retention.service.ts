@@ -158,6 +158,10 @@ export class RetentionService {
     for (const projectId of await this.repo.projectsToPrune()) {
       await this.pruneTestCases(projectId);
     }
+    // Test cases of projects deleted by a replica still on the code before TestCasesWithoutProjectForeignKey.
+    for (const projectId of await this.repo.projectsGone()) {
+      await this.deleteTestCasesOf(projectId);
+    }
   }
 
   /** The results of the project's queued runs, batch by batch; each run leaves the queue with its last batch. */
@@ -224,6 +228,13 @@ export class RetentionService {
       // Stopped mid-purge: the rest at the next start (test cases go only once their results have).
       return;
     }
+    await this.deleteTestCasesOf(projectId);
+    await this.repo.deleteProjectRow(projectId);
+    this.logger.log(`Project ${projectId} deleted`);
+  }
+
+  /** The test cases of a project being deleted, or gone (see RetentionRepository.projectsGone), batch by batch. */
+  private async deleteTestCasesOf(projectId: string): Promise<void> {
     const { batch } = this.config.retention;
     let tests: number;
     do {
@@ -236,8 +247,6 @@ export class RetentionService {
         await this.pause(started);
       }
     } while (tests === batch);
-    await this.repo.deleteProjectRow(projectId);
-    this.logger.log(`Project ${projectId} deleted`);
   }
 
   /**

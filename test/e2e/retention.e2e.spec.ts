@@ -484,6 +484,14 @@ describe('Retention', () => {
   it('deletes a project at once, frees its key, and purges it in the background', async () => {
     const p = await project('RETPROJ');
     const r = await run(p, 'nightly #1', daysAgo(1), { a: 'PASSED', b: 'FAILED' });
+    // Test cases of a project deleted by a replica on the code before TestCasesWithoutProjectForeignKey (whose
+    // delete of the row no longer cascades to them): the purge deletes them too.
+    const gone = 987_654_321;
+    await svc.dataSource.query(
+      `INSERT INTO test_cases (project_id, identity, name) SELECT $1::bigint, gen_random_uuid(), 'left ' || i
+         FROM generate_series(1, 3) i`,
+      [gone],
+    );
     await as(viewer).del(`/api/projects/${p}`).expect(403);
     await as(owner).del(`/api/projects/${p}`).expect(204);
     await as(owner).get(`/api/projects/${p}`).expect(404);
@@ -510,6 +518,13 @@ describe('Retention', () => {
       (await svc.dataSource.query('SELECT count(*)::int AS n FROM test_cases WHERE project_id = $1', [p]))[0]
         .n,
     ).toBe(0);
+    await eventually(async () => {
+      const [{ n }] = await svc.dataSource.query(
+        'SELECT count(*)::int AS n FROM test_cases WHERE project_id = $1',
+        [gone],
+      );
+      return n === 0 ? true : undefined;
+    }, 60_000);
   });
 });
 

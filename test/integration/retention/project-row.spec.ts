@@ -105,6 +105,20 @@ describe("the purge of a deleted project's row", () => {
     expect(await left(kept)).toEqual({ projects: 1, tests: 2, health: 2, results: 2 });
   });
 
+  it('finds the projects gone that have test cases left (a deletion by a replica on the code before), and only those', async () => {
+    const live = await projectWithTests('ALIVE', 2);
+    await db.query(
+      `INSERT INTO test_cases (project_id, identity, name)
+       SELECT p, gen_random_uuid(), 'left ' || i FROM unnest(ARRAY[900001, 900002]::bigint[]) p, generate_series(1, 3) i`,
+    );
+    expect((await repo.projectsGone()).sort()).toEqual(['900001', '900002']);
+    expect(await repo.deleteTestCasesOfProject('900001', 2)).toBe(2);
+    expect(await repo.deleteTestCasesOfProject('900001', 2)).toBe(1);
+    expect(await repo.deleteTestCasesOfProject('900002', 10)).toBe(3);
+    expect(await repo.projectsGone()).toEqual([]);
+    expect(await left(live)).toEqual({ projects: 1, tests: 2, health: 2, results: 2 });
+  });
+
   it('leaves a project that is not being deleted, and its test cases', async () => {
     const project = await projectWithTests('LIVE', 2);
     await repo.deleteProjectRow(project);
@@ -127,7 +141,13 @@ describe("the purge of a deleted project's row", () => {
         [project],
       );
       const deleted = repo.deleteProjectRow(project);
-      await new Promise((resolve) => setTimeout(resolve, 200));
+      // The row's delete waits for the writer's run (its foreign key) before the writer commits.
+      const waiting = `SELECT 1 FROM pg_stat_activity
+                        WHERE datname = current_database() AND wait_event_type = 'Lock'
+                          AND query LIKE 'DELETE FROM projects%'`;
+      while (!(await db.query(waiting)).length) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       await writer.query('COMMIT');
       await deleted;
     } finally {
