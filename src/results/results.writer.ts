@@ -408,9 +408,10 @@ export class ResultsWriter {
   // nothing, ~4.5 ms of PostgreSQL time, and its 1,000 identities sent). A wrong guess (tests another replica
   // created, or the cache forgot) costs that batch an INSERT rolled back at its first stored test and one with ON
   // CONFLICT DO NOTHING (insertTestCases), then the lookup, and ends the guess. Never guessed: tests with an explicit
-  // testId (never cached, so most often known), and a transaction that holds test cases (an import after its first
-  // batch, a V2 delivery of several runs): an INSERT waits for a stored test case that another transaction is
-  // renaming, where the lookup does not, and such a transaction could deadlock with that one.
+  // testId (never cached, so most often known). That also keeps a guessed INSERT from waiting where the lookup would
+  // not: the one change made to a stored test case is a rename, of a test with an explicit testId (an INSERT of its
+  // identity would wait for the renaming transaction), so what a guessed INSERT can wait for is another transaction
+  // inserting the same new test, which the INSERT after a lookup waits for as well.
   private readonly newTestsOf = new Set<string>();
 
   constructor(private readonly observers: ResultsObservers) {}
@@ -904,7 +905,7 @@ export class ResultsWriter {
     // The project's last lookup found none of its tests (a new suite's first run, a first import): these are most
     // likely new too, and the INSERT's unique index tells which are not, so the lookup is left out (newTestsOf).
     const guessable = keys.length >= GUESS_MIN && !keys.some((k) => latest.get(k)!.testId);
-    const guessedNew = guessable && !this.holdingTestCases.has(tx) && this.newTestsOf.has(projectId);
+    const guessedNew = guessable && this.newTestsOf.has(projectId);
     let missing = keys;
     if (!guessedNew) {
       await lookUp(keys);
