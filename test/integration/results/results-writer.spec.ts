@@ -413,21 +413,25 @@ describe(ResultsWriter.name, () => {
       });
       return new ResultsWriter(observers);
     };
+    const runOf = (projectId = project, name = 'r') =>
+      db.getRepository(RunEntity).save({ projectId, name, startedAt: new Date(), attributes: {} });
+    /** Records in `steps` each lookup and each INSERT of test cases that `tx` sends. */
+    const recordSteps = (tx: EntityManager, steps: string[]) => {
+      const query = tx.query.bind(tx);
+      tx.query = ((sql: string, params?: unknown[]) => {
+        if (sql.includes(LOOKUP) || sql.includes('INSERT INTO test_cases')) {
+          steps.push(sql.includes(LOOKUP) ? 'lookup' : 'insert');
+        }
+        return query(sql, params);
+      }) as typeof tx.query;
+    };
     /** Writes `items` with `writer` in a run of its own (of `project`); what it sent, stored and created. */
     const written = async (writer: ResultsWriter, items: ResultInput[], projectId = project) => {
-      const sent: string[] = [];
+      const steps: string[] = [];
       created = [];
-      const run = await db
-        .getRepository(RunEntity)
-        .save({ projectId, name: 'r', startedAt: new Date(), attributes: {} });
+      const run = await runOf(projectId);
       await db.transaction((tx) => {
-        const query = tx.query.bind(tx);
-        tx.query = ((sql: string, params?: unknown[]) => {
-          sent.push(
-            sql.includes(LOOKUP) ? 'lookup' : sql.includes('INSERT INTO test_cases') ? 'insert' : 'other',
-          );
-          return query(sql, params);
-        }) as typeof tx.query;
+        recordSteps(tx, steps);
         return writer.write(tx, run, items);
       });
       const rows: { name: string; test_id: string }[] = await db.query(
@@ -436,7 +440,7 @@ describe(ResultsWriter.name, () => {
       );
       const testOf = new Map(rows.map((r) => [r.name, String(r.test_id)]));
       return {
-        steps: sent.filter((step) => step !== 'other'),
+        steps,
         testOf,
         created: [...testOf].filter(([, id]) => created.includes(id)).map(([name]) => name),
       };
@@ -511,9 +515,7 @@ describe(ResultsWriter.name, () => {
       await runner.connect();
       try {
         await runner.startTransaction();
-        const run = await runner.manager
-          .getRepository(RunEntity)
-          .save({ projectId: project, name: 'rename', startedAt: new Date(), attributes: {} });
+        const run = await runOf(project, 'rename');
         // The rename holds the stored test case's row until this transaction ends.
         await renaming.write(runner.manager, run, [
           { name: 'x renamed', suite: 'New', status: 'PASSED', testId: 'id-x' },
@@ -539,18 +541,10 @@ describe(ResultsWriter.name, () => {
     it('guesses in a transaction that holds test cases too (an import after its first batch)', async () => {
       const writer = newWriter();
       await written(writer, tests('a', 120));
-      const run = await db
-        .getRepository(RunEntity)
-        .save({ projectId: project, name: 'import', startedAt: new Date(), attributes: {} });
+      const run = await runOf(project, 'import');
       const sent: string[] = [];
       await db.transaction(async (tx) => {
-        const query = tx.query.bind(tx);
-        tx.query = ((sql: string, params?: unknown[]) => {
-          if (sql.includes(LOOKUP) || sql.includes('INSERT INTO test_cases')) {
-            sent.push(sql.includes(LOOKUP) ? 'lookup' : 'insert');
-          }
-          return query(sql, params);
-        }) as typeof tx.query;
+        recordSteps(tx, sent);
         const whole = writer.openRun(tx, run, 0);
         await whole.add(tests('b', 120));
         await whole.add(tests('c', 120));
