@@ -4,6 +4,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
 import { flakyWindowSql } from '../common/project-settings.js';
 import { CopyText, copyField, copyIn } from '../database/copy-in.js';
+import { idArray } from '../database/id-array.js';
 import { queryPrepared } from '../database/prepared.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
@@ -547,7 +548,7 @@ export class TestHealthRepository {
         WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT rep.test_id FROM rep)
        UNION ALL
        SELECT rep.test_id, ${NULLS_OF_H_BUT_ID}, true FROM rep`,
-      [testIds, Buffer.from(codes), run, startedAt, entry.entryHead, entry.entryTail, entry.window],
+      [idArray(testIds), Buffer.from(codes), run, startedAt, entry.entryHead, entry.entryTail, entry.window],
     );
     const quiet = new Set(testIds);
     const repeated = new Set<string>();
