@@ -47,8 +47,9 @@ const MAX_TRIES = 5;
  * only its window, which its results already record, so the read picks those tests out of the batch and only the
  * others are stored; a steady test's window is read back from its outcomes when it next needs it (`caughtUp`: a
  * failure, a skip, a person's quarantine). The next most common case, a plain failure of a test failing steadily
- * (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure, and a skip of a test
- * that never ran (`skip`: a disabled test) only its last status and run: the read's own statement applies those in
+ * (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure, a skip of a test
+ * that never ran (`skip`: a disabled test) only its last status and run, and a plain pass of a test that has run once
+ * and passed (its second run) its window, run count, flake rate and last run: the read's own statement applies those in
  * SQL (under the row's lock, to the row as it is then), so that such a test is neither answered, weighed nor written
  * back (a CPU profile of the bench's V1 rerun: ~2 ms of the service's CPU a batch of 1,000 results, a tenth
  * failing). A test that turned flaky or was quarantined owes its notification in
@@ -177,13 +178,14 @@ export class StabilityObserver implements ResultsObserver {
       }
     }
     // One read: plain passes of steady tests change nothing but their windows and are not written (see `steady`);
-    // plain failures of tests failing steadily and skips of tests that never ran are applied by the same statement
+    // plain failures of tests failing steadily, skips of tests that never ran and plain passes of tests that have run
+    // once are applied by the same statement
     // (see `plainFailure`, `skip`); the others are weighed and stored where their row is still as read (else locked
     // and weighed again).
     const read = await this.health.read(
       tx,
       pending.map((o) => o.testId),
-      pending.map(outcomeCode),
+      pending.map((o) => outcomeCode(o, policy.flipRate)),
       known.run,
       known.startedAt,
       { ...entryParts(known.run, known.stream, known.commit), window: policy.window },

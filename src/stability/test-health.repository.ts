@@ -236,22 +236,22 @@ export interface HealthRead {
 
 /**
  * What `read` is told of each test's outcome, one byte a test (`outcomeCode`): a plain pass (flakiness.ts,
- * `plainPass`), a skip (`skip`), a plain failure (`plainFailure`: its window entry bits, from 0x20 up, as the outcome's
- * status bit is FAILED or BROKEN), or another outcome, to be weighed in Node.
+ * `plainPass`) or a plain failure (`plainFailure`) as its window entry bits (the outcome's status bit from bit 4 up:
+ * 0x1_ for a pass, from 0x20 up for a failure), a skip (`skip`), or another outcome, to be weighed in Node.
+ * Under a policy whose flip rate is 0 (any test that ran `minRuns` times is flaky by rule (c)), plain passes and
+ * failures are other outcomes: a repeat is new evidence there, and every one is weighed.
  */
-export const OUTCOME = { PLAIN_PASS: 1, SKIP: 2, OTHER: 3 } as const;
+export const OUTCOME = { PLAIN_PASS: 0x11, SKIP: 2, OTHER: 3 } as const;
 /** The least code of a plain failure (its entry bits; see OUTCOME). */
 const PLAIN_FAILURE = 0x20;
 
-/** The code of an outcome for `read` (see OUTCOME). */
-export function outcomeCode(o: Pick<RunOutcome, 'status' | 'otherStatuses'>): number {
-  return plainPass(o)
-    ? OUTCOME.PLAIN_PASS
-    : plainFailure(o)
+/** The code of an outcome for `read` (see OUTCOME) under a policy of flip rate `flipRate`. */
+export function outcomeCode(o: Pick<RunOutcome, 'status' | 'otherStatuses'>, flipRate: number): number {
+  return skip(o)
+    ? OUTCOME.SKIP
+    : flipRate > 0 && (plainPass(o) || plainFailure(o))
       ? entryBits(o.status, o.otherStatuses)
-      : skip(o)
-        ? OUTCOME.SKIP
-        : OUTCOME.OTHER;
+      : OUTCOME.OTHER;
 }
 
 /**
@@ -292,6 +292,17 @@ const failingSteadilySql = (t: string) =>
    AND ${t}.last_run_id < $3::bigint AND length(${t}.win) >= ${ENTRY}
    AND ${everyEntrySql(t, (PASSED << 4) | PASSED, 0)}`;
 
+/** Whether the outcome code `code` is a plain pass's (see OUTCOME). */
+const plainPassSql = (code: string) => `${code} >> 4 = ${PASSED}`;
+
+/**
+ * Whether the row `t` has run once, and passed plainly (no attempt failed or broke), and is neither flaky nor
+ * quarantined, with its last status a pass and its last run before the query's run ($3).
+ */
+const passedOnceSql = (t: string) =>
+  `${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.last_run_id < $3::bigint
+   AND length(${t}.win) = ${ENTRY} AND get_byte(${t}.win, 6) & ${0xf0 | FAILURE_BITS} = ${PASSED << 4}`;
+
 /**
  * The CTEs of `read`'s statements that apply the batch's repeats as flakiness.ts's applyOutcome would (an outcome
  * that repeats what the test did before), locking those rows as an update does:
@@ -300,7 +311,10 @@ const failingSteadilySql = (t: string) =>
  *   (the run's start, $4);
  * - `sk`: skips, to the tests that never ran and are not quarantined (`skip`): last status and run, first seen (the
  *   other columns as the rules leave an empty window: no runs, no verdict, HEALTHY);
- * - `rep`: the tests of both.
+ * - `pp`: plain passes, to the tests that have run once and passed plainly (`passedOnce`: a test's second run, which
+ *   `quiet` leaves out since its flake rate goes from none to 0): the run's entry added to the window, two runs, flake
+ *   rate 0, last run, first seen (nothing else moves: no flip, no failure, so not flaky under a flip rate above 0);
+ * - `rep`: the tests of the three.
  * `from` gives each test of the batch a row `k`, which `match` joins to its row `t` and `code` reads its outcome's
  * code from (OUTCOME); `head`, `tail` and `window` are the parameters of RunEntry.
  */
@@ -331,7 +345,15 @@ function repeatsSql(k: {
    WHERE ${k.match} AND ${k.code} = ${OUTCOME.SKIP} AND t.q_since IS NULL AND length(t.win) = 0
      AND t.last_run_id < $3::bigint
   RETURNING t.test_id),
-  rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk)`;
+  pp AS (
+  UPDATE test_health t
+     SET win = t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea, runs = 2,
+         flake_rate = 0, last_status = 'PASSED', last_run_id = $3::bigint, state = 'HEALTHY',
+         first_seen_at = least(t.first_seen_at, $4)
+    FROM ${k.from}
+   WHERE ${k.match} AND ${plainPassSql(k.code)} AND ${passedOnceSql('t')}
+  RETURNING t.test_id),
+  rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk UNION ALL SELECT test_id FROM pp)`;
 }
 
 /** The codes of the tests `ids` (`codes`, see OUTCOME) as a byte an id of `lo`…`hi` (id `lo + k`: byte k; 0: none). */
@@ -396,8 +418,8 @@ export class TestHealthRepository {
    * plain pass (`codes`: see OUTCOME) and that is steady (flakiness.ts, `steady`) with a last run before `run` and
    * first seen by `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written
    * (its row lags; `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that
-   * ever failed. The repeats (plain failures of tests failing steadily, skips of tests that never ran) are applied by
-   * the same statement (repeatsSql), with the run's `entry`: those are answered in `repeated`, and not read.
+   * ever failed. The repeats (plain failures of tests failing steadily, skips of tests that never ran, plain passes of
+   * tests that have run once) are applied by the same statement (repeatsSql), with the run's `entry`: those are answered in `repeated`, and not read.
    * A batch's tests mostly have ids close together (a suite's tests are created by its first run, together): those
    * are read as one range of the primary key (`readRange`), the others one index probe a test (`readEach`).
    */
@@ -457,7 +479,7 @@ export class TestHealthRepository {
       tx,
       'test-health-read-range',
       `WITH s AS MATERIALIZED (
-         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', `c.code = ${OUTCOME.PLAIN_PASS}`)}) IS TRUE AS quiet
+         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'))}) IS TRUE AS quiet
            FROM test_health t CROSS JOIN LATERAL (SELECT ${RANGE_CODE} AS code) c
           WHERE t.test_id BETWEEN $1 AND $2 AND ${RANGE_CODE} <> 0),
        ${repeatsSql({ from: 's k', match: 't.ctid = k.tid', code: 'k.code', head: '$6', tail: '$7', window: '$8' })},
@@ -542,7 +564,7 @@ export class TestHealthRepository {
          FROM unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)
          LEFT JOIN LATERAL (
           SELECT t.xmin::text AS version, ${COLUMNS_OF_T},
-                 (${quietSql('t', `${code('k')} = ${OUTCOME.PLAIN_PASS}`)}) AS quiet
+                 (${quietSql('t', plainPassSql(code('k')))}) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
         WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT rep.test_id FROM rep)

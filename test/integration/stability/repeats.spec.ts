@@ -45,12 +45,19 @@ const POLICY: FlakyPolicy = {
 const NEVER_RAN_BUT_STATE = `win = ''::bytea, runs = 0, flake_rate = NULL, last_status = 'SKIPPED'`;
 const NEVER_RAN = `${NEVER_RAN_BUT_STATE}, state = 'HEALTHY'`;
 
+/** The columns of a test that has run once (its window `win`), and passed; last failed `lastFailed`, in `state`. */
+const passedOnce = (win = entry(7, PASSED), lastFailed = 'NULL', state = 'HEALTHY') =>
+  `win = decode('${win}', 'hex'), runs = 1, flake_rate = NULL, last_status = 'PASSED', state = '${state}',
+   last_failed_at = ${lastFailed}`;
+const PASSED_ONCE = passedOnce();
+
 /**
- * Rows of every kind, with whether the run's outcome (a plain failure unless `status` says otherwise) applies to it
- * in SQL (a plain failure to a test failing steadily, a skip to a test that never ran): what that leaves must be what
- * applyOutcome makes of the row (flakiness.ts); the others are answered to be weighed in Node.
+ * Rows of every kind, with whether the run's outcome (a plain failure unless `status` says otherwise; `other`: its
+ * other attempts' statuses) applies to it in SQL (a plain failure to a test failing steadily, a skip to a test that
+ * never ran, a plain pass to a test that has run once and passed): what that leaves must be what applyOutcome makes
+ * of the row (flakiness.ts); the others are answered to be weighed in Node.
  */
-const KINDS: { kind: string; columns: string; status?: ResultStatus; inSql: boolean }[] = [
+const KINDS: { kind: string; columns: string; status?: ResultStatus; other?: number; inSql: boolean }[] = [
   { kind: 'failing steadily, window not full', columns: '', inSql: true },
   {
     kind: 'failing steadily, window full',
@@ -127,14 +134,72 @@ const KINDS: { kind: string; columns: string; status?: ResultStatus; inSql: bool
     inSql: false,
   },
   { kind: 'failing steadily, skipped now', columns: '', status: 'SKIPPED', inSql: false },
+  { kind: 'passed once, passes again', columns: PASSED_ONCE, status: 'PASSED', inSql: true },
+  {
+    kind: 'passed once, passes again with a skipped attempt',
+    columns: PASSED_ONCE,
+    status: 'PASSED',
+    other: 8,
+    inSql: true,
+  },
+  {
+    kind: 'passed once, failed before its window',
+    columns: passedOnce(entry(7, PASSED), `$1::timestamptz - interval '40 days'`),
+    status: 'PASSED',
+    inSql: true,
+  },
+  {
+    kind: 'passed once, first seen after the run started',
+    columns: `${PASSED_ONCE}, first_seen_at = $1::timestamptz + interval '1 hour'`,
+    status: 'PASSED',
+    inSql: true,
+  },
+  {
+    kind: 'passed once on a retry, passes again',
+    columns: passedOnce(entry(7, PASSED_ON_RETRY)),
+    status: 'PASSED',
+    inSql: false,
+  },
+  {
+    kind: 'passed once, passes again after a failed attempt',
+    columns: PASSED_ONCE,
+    status: 'PASSED',
+    other: 2,
+    inSql: false,
+  },
+  {
+    kind: 'passed once, passed in this run already',
+    columns: `${PASSED_ONCE}, last_run_id = ${RUN}`,
+    status: 'PASSED',
+    inSql: false,
+  },
+  {
+    kind: 'passed once, quarantined',
+    columns: `${passedOnce(entry(7, PASSED), 'NULL', 'QUARANTINED')}, q_since = now(), q_reason = 'x', q_auto = false`,
+    status: 'PASSED',
+    inSql: false,
+  },
+  {
+    kind: 'passed once, flaky',
+    columns: `${passedOnce(entry(7, PASSED), 'NULL', 'FLAKY')}, flaky = true`,
+    status: 'PASSED',
+    inSql: false,
+  },
+  {
+    kind: 'failed once, passes now',
+    columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = NULL`,
+    status: 'PASSED',
+    inSql: false,
+  },
+  { kind: 'never ran, passes now', columns: NEVER_RAN, status: 'PASSED', inSql: false },
 ];
 
 /**
- * TestHealthRepository.read with a batch's repeats (repeatsSql): a test failing steadily that failed again, or a test
- * that never ran skipped again, gets what applyOutcome would give it, in the read's own statement, and is answered
+ * TestHealthRepository.read with a batch's repeats (repeatsSql): a test failing steadily that failed again, a test
+ * that never ran skipped again, or a test that has run once and passed passing again, gets what applyOutcome would give it, in the read's own statement, and is answered
  * as done; any other is answered with its row, untouched, to be weighed in Node.
  */
-describe('test health: plain failures of tests failing steadily and skips of tests that never ran, applied by the read', () => {
+describe('test health: plain failures of tests failing steadily, skips of tests that never ran and second plain passes, applied by the read', () => {
   let database: TestDatabase;
   let db: DataSource;
   let repository: TestHealthRepository;
@@ -173,6 +238,7 @@ describe('test health: plain failures of tests failing steadily and skips of tes
   const ids = Array.from({ length: 300 }, (_, i) => String(i + 1));
   const kindOf = (id: string) => KINDS[Number(id) % KINDS.length];
   const statusOf = (id: string): ResultStatus => kindOf(id).status ?? 'FAILED';
+  const otherOf = (id: string): number => kindOf(id).other ?? 0;
 
   it('leaves what applyOutcome leaves for those tests, and only those', async () => {
     const now = new Date();
@@ -181,7 +247,7 @@ describe('test health: plain failures of tests failing steadily and skips of tes
       const read = await repository.read(
         tx,
         ids,
-        ids.map((id) => outcomeCode({ status: statusOf(id), otherStatuses: 0 })),
+        ids.map((id) => outcomeCode({ status: statusOf(id), otherStatuses: otherOf(id) }, POLICY.flipRate)),
         String(RUN),
         STARTED,
         { ...entryParts(String(RUN), '123', '456'), window: POLICY.window },
@@ -201,7 +267,7 @@ describe('test health: plain failures of tests failing steadily and skips of tes
             commit: '456',
             startedAt: STARTED,
             status: statusOf(id),
-            otherStatuses: 0,
+            otherStatuses: otherOf(id),
           },
           POLICY,
           now,
@@ -226,7 +292,10 @@ describe('test health: plain failures of tests failing steadily and skips of tes
       repository.read(
         tx,
         [...scattered, '4000'],
-        [...scattered.map(() => outcomeCode({ status: 'FAILED', otherStatuses: 0 })), OUTCOME.SKIP],
+        [
+          ...scattered.map(() => outcomeCode({ status: 'FAILED', otherStatuses: 0 }, POLICY.flipRate)),
+          OUTCOME.SKIP,
+        ],
         String(RUN),
         STARTED,
         { ...entryParts(String(RUN), '123', '456'), window: POLICY.window },
@@ -281,6 +350,37 @@ describe('test health: plain failures of tests failing steadily and skips of tes
     expect(rows.map((r) => [r.runs, String(r.last_run_id), r.last_status])).toEqual([
       ...batch.map(() => [3, String(RUN), 'FAILED']),
       ...disabled.map(() => [0, String(RUN), 'SKIPPED']),
+    ]);
+  });
+
+  it('weighs every plain pass and failure in Node under a flip rate of 0, where a repeat makes a test flaky', async () => {
+    // Rule (c) at a flip rate of 0: any test that ran in minRuns runs is flaky, a steady one too.
+    const policy: FlakyPolicy = { ...POLICY, flipRate: 0, minRuns: 2, autoQuarantine: false };
+    expect(outcomeCode({ status: 'FAILED', otherStatuses: 0 }, 0)).toBe(OUTCOME.OTHER);
+    expect(outcomeCode({ status: 'PASSED', otherStatuses: 0 }, 0)).toBe(OUTCOME.OTHER);
+    expect(outcomeCode({ status: 'SKIPPED', otherStatuses: 0 }, 0)).toBe(OUTCOME.SKIP);
+    await failingSteadily(['7001', '7002']);
+    await db.query(`UPDATE test_health SET ${PASSED_ONCE} WHERE test_id = 7002`);
+    const observer = new StabilityObserver(
+      repository,
+      { get: () => Promise.resolve(policy) } as unknown as FlakyPolicyCache,
+      new EventEmitter2(),
+      { owe: () => Promise.resolve() } as unknown as NotificationOutbox,
+    );
+    const after = await db.transaction(async (tx) => {
+      await observer.outcomesSettled(
+        tx,
+        { id: String(RUN), projectId: '1', stream: 's', attributes: {}, startedAt: STARTED },
+        [
+          { testId: '7001', status: 'FAILED', otherStatuses: 0 },
+          { testId: '7002', status: 'PASSED', otherStatuses: 0 },
+        ],
+      );
+      return repository.lock(tx, ['7001', '7002']);
+    });
+    expect([...after].map(([id, h]) => [id, h.runs, h.flakeRate, h.flaky, h.state])).toEqual([
+      ['7001', 3, 0, true, 'FLAKY'],
+      ['7002', 2, 0, true, 'FLAKY'],
     ]);
   });
 
