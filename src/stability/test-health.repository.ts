@@ -300,8 +300,8 @@ const plainPassSql = (code: string) => `${code} >> 4 = ${PASSED}`;
  * quarantined, with its last status a pass and its last run before the query's run ($3).
  */
 const passedOnceSql = (t: string) =>
-  `${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.last_run_id < $3::bigint
-   AND length(${t}.win) = ${ENTRY} AND get_byte(${t}.win, 6) & ${0xf0 | FAILURE_BITS} = ${PASSED << 4}`;
+  `length(${t}.win) = ${ENTRY} AND get_byte(${t}.win, 6) & ${0xf0 | FAILURE_BITS} = ${PASSED << 4}
+   AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.last_run_id < $3::bigint`;
 
 /**
  * The CTEs of `read`'s statements that apply the batch's repeats as flakiness.ts's applyOutcome would (an outcome
@@ -325,6 +325,8 @@ function repeatsSql(k: {
   head: string;
   tail: string;
   window: string;
+  /** Where `from` says already which of its rows are plain passes of tests that have run once (`pp`'s). */
+  once?: string;
 }) {
   return `f AS (
   UPDATE test_health t
@@ -351,7 +353,7 @@ function repeatsSql(k: {
          flake_rate = 0, last_status = 'PASSED', last_run_id = $3::bigint, state = 'HEALTHY',
          first_seen_at = least(t.first_seen_at, $4)
     FROM ${k.from}
-   WHERE ${k.match} AND ${plainPassSql(k.code)} AND ${passedOnceSql('t')}
+   WHERE ${k.once ? `${k.once} AND ` : ''}${k.match} AND ${plainPassSql(k.code)} AND ${passedOnceSql('t')}
   RETURNING t.test_id),
   rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk UNION ALL SELECT test_id FROM pp)`;
 }
@@ -479,10 +481,11 @@ export class TestHealthRepository {
       tx,
       'test-health-read-range',
       `WITH s AS MATERIALIZED (
-         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'))}) IS TRUE AS quiet
+         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'))}) IS TRUE AS quiet,
+                (${passedOnceSql('t')} AND ${plainPassSql('c.code')}) IS TRUE AS once
            FROM test_health t CROSS JOIN LATERAL (SELECT ${RANGE_CODE} AS code) c
           WHERE t.test_id BETWEEN $1 AND $2 AND ${RANGE_CODE} <> 0),
-       ${repeatsSql({ from: 's k', match: 't.ctid = k.tid', code: 'k.code', head: '$6', tail: '$7', window: '$8' })},
+       ${repeatsSql({ from: 's k', match: 't.ctid = k.tid', code: 'k.code', head: '$6', tail: '$7', window: '$8', once: 'k.once' })},
        n AS MATERIALIZED (SELECT count(*) = $9 AS every_row FROM s)
        SELECT NULL::bool AS every_row, NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id,
               ${COLUMNS_OF_H}
