@@ -199,8 +199,8 @@ export function plainPass(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>)
  * run of its window (no outcome or attempt passed) and is neither flaky nor quarantined, it leaves the test so: no
  * flip and no pass, so not flaky under a flip rate above 0 (at 0, rule (c) makes any test flaky once it ran
  * `minRuns` times: there it is weighed as any other outcome), flake rate 0, FAILING. Only its window, run count, last
- * status, last run and last failure move, which the read of a batch applies in SQL (test-health.repository.ts, `repeatsSql`)
- * rather than answering the row, weighing it here and writing it back.
+ * status, last run and last failure move, which the read of a batch applies in SQL (test-health.repository.ts,
+ * `repeatsSql`) rather than answering the row, weighing it here and writing it back.
  */
 export function plainFailure(outcome: Pick<RunOutcome, 'status' | 'otherStatuses'>): boolean {
   return (

@@ -49,8 +49,8 @@ const MAX_TRIES = 5;
  * failure, a skip, a person's quarantine). The next most common case, a plain failure of a test failing steadily
  * (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure, a skip of a test
  * that never ran (`skip`: a disabled test) only its last status and run, and a plain pass of a test that has run once
- * and passed (its second run) its window, run count, flake rate and last run: the read's own statement applies those in
- * SQL (under the row's lock, to the row as it is then), so that such a test is neither answered, weighed nor written
+ * and passed (its second run) its window, run count, flake rate and last run: the read's own statement applies those
+ * in SQL (under the row's lock, to the row as it is then), so that such a test is neither answered, weighed nor written
  * back (a CPU profile of the bench's V1 rerun: ~2 ms of the service's CPU a batch of 1,000 results, a tenth
  * failing). A test that turned flaky or was quarantined owes its notification in
  * the same transaction; live events, audit records and the notification's announcement follow the commit.
@@ -179,9 +179,8 @@ export class StabilityObserver implements ResultsObserver {
     }
     // One read: plain passes of steady tests change nothing but their windows and are not written (see `steady`);
     // plain failures of tests failing steadily, skips of tests that never ran and plain passes of tests that have run
-    // once are applied by the same statement
-    // (see `plainFailure`, `skip`); the others are weighed and stored where their row is still as read (else locked
-    // and weighed again).
+    // once are applied by the same statement (see `plainFailure`, `skip`, repeatsSql); the others are weighed and
+    // stored where their row is still as read (else locked and weighed again).
     const read = await this.health.read(
       tx,
       pending.map((o) => o.testId),

@@ -421,7 +421,8 @@ export class TestHealthRepository {
    * first seen by `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written
    * (its row lags; `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that
    * ever failed. The repeats (plain failures of tests failing steadily, skips of tests that never ran, plain passes of
-   * tests that have run once) are applied by the same statement (repeatsSql), with the run's `entry`: those are answered in `repeated`, and not read.
+   * tests that have run once) are applied by the same statement (repeatsSql), with the run's `entry`: those are
+   * answered in `repeated`, and not read.
    * A batch's tests mostly have ids close together (a suite's tests are created by its first run, together): those
    * are read as one range of the primary key (`readRange`), the others one index probe a test (`readEach`).
    */
@@ -485,7 +486,15 @@ export class TestHealthRepository {
                 (${passedOnceSql('t')} AND ${plainPassSql('c.code')}) IS TRUE AS once
            FROM test_health t CROSS JOIN LATERAL (SELECT ${RANGE_CODE} AS code) c
           WHERE t.test_id BETWEEN $1 AND $2 AND ${RANGE_CODE} <> 0),
-       ${repeatsSql({ from: 's k', match: 't.ctid = k.tid', code: 'k.code', head: '$6', tail: '$7', window: '$8', once: 'k.once' })},
+       ${repeatsSql({
+         from: 's k',
+         match: 't.ctid = k.tid',
+         code: 'k.code',
+         head: '$6',
+         tail: '$7',
+         window: '$8',
+         once: 'k.once',
+       })},
        n AS MATERIALIZED (SELECT count(*) = $9 AS every_row FROM s)
        SELECT NULL::bool AS every_row, NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id,
               ${COLUMNS_OF_H}

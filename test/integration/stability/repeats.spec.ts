@@ -196,8 +196,9 @@ const KINDS: { kind: string; columns: string; status?: ResultStatus; other?: num
 
 /**
  * TestHealthRepository.read with a batch's repeats (repeatsSql): a test failing steadily that failed again, a test
- * that never ran skipped again, or a test that has run once and passed passing again, gets what applyOutcome would give it, in the read's own statement, and is answered
- * as done; any other is answered with its row, untouched, to be weighed in Node.
+ * that never ran skipped again, or a test that has run once and passed passing again, gets what applyOutcome would
+ * give it, in the read's own statement, and is answered as done; any other is answered with its row, untouched, to be
+ * weighed in Node.
  */
 describe('test health: plain failures of tests failing steadily, skips of tests that never ran and second plain passes, applied by the read', () => {
   let database: TestDatabase;
