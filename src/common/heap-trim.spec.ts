@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import { type Heap, HeapTrim } from './heap-trim.js';
 
@@ -72,7 +73,7 @@ describe(HeapTrim.name, () => {
     // counts them until then. Nothing allocates enough meanwhile to start a collection of its own.
     const freed = () => getHeapStatistics().used_heap_size < before - 8 * MB;
     for (let waited = 0; !freed() && waited < 2000; waited += 20) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      await delay(20);
     }
     expect(getHeapStatistics().used_heap_size).toBeLessThan(before - 8 * MB);
   });
