@@ -13,6 +13,9 @@ import { fmt } from '../lib/report.mjs';
 import { median } from '../lib/stats.mjs';
 import { onCleanup } from '../lib/processes.mjs';
 import { SERVICE_NODE_FLAGS } from '../lib/services.mjs';
+import pg from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { Readable, Writable } from 'node:stream';
 
 export const name = 'import';
 export const title =
@@ -158,6 +161,7 @@ export async function run(ctx) {
   // file imported again (a rerun: the tests are known, as every CI run after the first), test-results-parser again.
   // Each import's ratio is to the parse right after it; the medians of the three are reported, all three printed.
   const rounds = [];
+  let ceiling;
   for (let round = 1; round <= ROUNDS; round++) {
     const service = await ctx.startServiceVariant(`import-${round}`, IMPORT_ENV);
     const token = await service.login();
@@ -168,6 +172,10 @@ export async function run(ctx) {
     ctx.log(`round ${round}: importing it again (a rerun: the tests are known)…`);
     const rerun = await importFile(service, token, projectId, file);
     const trpRerun = await parseWithTrp(file);
+    if (round === ROUNDS) {
+      ctx.log('the ceiling: PostgreSQL alone storing the first import’s rows, against the parse…');
+      ceiling = await measureCeiling(service, projectId, () => parseWithTrp(file));
+    }
     await service.stop();
     for (const [what, total] of [
       ['the first import', first.counts.total],
@@ -272,6 +280,24 @@ export async function run(ctx) {
       ok: rerunRss < 1,
     },
   ];
+  summary.push(
+    {
+      metric:
+        'ceiling: PostgreSQL alone storing the first import’s rows (one transaction, COPY of its test cases, ' +
+        `health and results, ${CEILING_BATCH} a batch) / test-results-parser (info; median of ${all(ceiling.first.ratios)})`,
+      value: ceiling.first.ratio,
+      unit: '×',
+      digits: 2,
+    },
+    {
+      metric:
+        'ceiling: PostgreSQL alone storing the re-import’s results only (no health update), same way / ' +
+        `test-results-parser (info; median of ${all(ceiling.rerun.ratios)})`,
+      value: ceiling.rerun.ratio,
+      unit: '×',
+      digits: 2,
+    },
+  );
   for (const big of bigRuns) {
     summary.push({
       metric: `import: service peak RSS importing ${big.mb.toFixed(0)} MB (${big.label})`,
@@ -330,6 +356,119 @@ export async function run(ctx) {
         rows,
       },
     ],
-    data: { cases, mb, rounds, ratio, firstRatio, firstRss, rerunRss, bigRuns },
+    data: { cases, mb, rounds, ratio, firstRatio, firstRss, rerunRss, bigRuns, ceiling },
   };
+}
+
+const CEILING_BATCH = 1000;
+
+/**
+ * The ceilings of an import (issue #41): PostgreSQL alone storing exactly the rows the service stored, read back
+ * with COPY TO, with the least work there is: in one transaction on one connection, as an import is, COPY of each
+ * table's next CEILING_BATCH rows in turn (ids given, nothing looked up, no ON CONFLICT), into copies of the tables
+ * with every index the service keeps.
+ * - first: the first import's test cases, their health and its results, into empty tables;
+ * - rerun: the re-import's results alone, into a table already holding the first import's (unmeasured); a
+ *   re-import must also bring its tests' health up to date, so this bounds it from above by a wide margin.
+ * No import can store its rows faster. Each is measured ROUNDS times, each followed by `parse()`; the median of
+ * their ratios to it bounds the import's ratio.
+ */
+async function measureCeiling(service, projectId, parse) {
+  const client = new pg.Client({ connectionString: service.db.url });
+  await client.connect();
+  const RESULTS =
+    'id, run_id, project_id, test_id, uuid, name, suite, status, duration_ms, message, trace, started_at, ' +
+    'attributes, retry, created_at, outcome, attempts, other_statuses';
+  const tables = [
+    ['test_cases', 'id, project_id, identity, external_id, suite, name, flaky, created_at'],
+    [
+      'test_health',
+      'test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
+        'last_failed_at, state, q_passes',
+    ],
+    ['results', RESULTS],
+  ];
+  const dump = async (table, columns, where) => {
+    const lines = (
+      await copyOut(client, `COPY (SELECT ${columns} FROM ${table} WHERE ${where} ORDER BY 1) TO STDOUT`)
+    )
+      .split('\n')
+      .filter(Boolean);
+    const batches = [];
+    for (let i = 0; i < lines.length; i += CEILING_BATCH) {
+      batches.push(Buffer.from(`${lines.slice(i, i + CEILING_BATCH).join('\n')}\n`));
+    }
+    return { copy: `COPY ceiling_${table} (${columns}) FROM STDIN`, batches };
+  };
+  // One transaction: each dump's next batch in turn.
+  const store = async (dumps) => {
+    await client.query('BEGIN');
+    const count = Math.max(...dumps.map((d) => d.batches.length));
+    for (let b = 0; b < count; b++) {
+      for (const { copy, batches } of dumps) {
+        if (b < batches.length) {
+          await pipeline(Readable.from([batches[b]]), client.query(copyFrom(copy)));
+        }
+      }
+    }
+    await client.query('COMMIT');
+  };
+  try {
+    const project = Number(projectId);
+    const { rows } = await client.query('SELECT id FROM runs WHERE project_id = $1 ORDER BY id LIMIT 2', [
+      project,
+    ]);
+    const [firstRun, secondRun] = rows.map((r) => Number(r.id));
+    const first = [];
+    for (const [table, columns] of tables) {
+      first.push(
+        await dump(table, columns, table === 'results' ? `run_id = ${firstRun}` : `project_id = ${project}`),
+      );
+      await client.query(`DROP TABLE IF EXISTS ceiling_${table}`);
+      await client.query(`CREATE TABLE ceiling_${table} (LIKE ${table} INCLUDING ALL)`);
+    }
+    const rerun = [await dump('results', RESULTS, `run_id = ${secondRun}`)];
+    const all = tables.map(([t]) => `ceiling_${t}`).join(', ');
+    const measured = { first: [], rerun: [] };
+    for (let i = 0; i < ROUNDS; i++) {
+      for (const kind of ['first', 'rerun']) {
+        await client.query(`TRUNCATE ${all}`);
+        if (kind === 'rerun') {
+          await store([first[2]]);
+        }
+        await client.query('CHECKPOINT').catch(() => {});
+        const started = performance.now();
+        await store(kind === 'first' ? first : rerun);
+        const seconds = (performance.now() - started) / 1000;
+        const trp = await parse();
+        measured[kind].push({ seconds, parseSeconds: trp.seconds, ratio: trp.seconds / seconds });
+      }
+    }
+    const summarizeKind = (runs) => ({
+      runs,
+      ratios: runs.map((r) => r.ratio),
+      ratio: median(runs.map((r) => r.ratio)),
+    });
+    return { first: summarizeKind(measured.first), rerun: summarizeKind(measured.rerun) };
+  } finally {
+    for (const [table] of tables) {
+      await client.query(`DROP TABLE IF EXISTS ceiling_${table}`).catch(() => {});
+    }
+    await client.end();
+  }
+}
+
+/** The text of a COPY … TO STDOUT. */
+async function copyOut(client, sql) {
+  const parts = [];
+  await pipeline(
+    client.query(copyTo(sql)),
+    new Writable({
+      write(chunk, _encoding, done) {
+        parts.push(chunk);
+        done();
+      },
+    }),
+  );
+  return Buffer.concat(parts).toString();
 }

@@ -20,7 +20,7 @@
 // (figure, COPY, figure, COPY, figure, COPY); each ratio is a figure over the COPY right after it, and the median
 // of the three is reported, all three printed. The information rates of step 1 are medians of three too.
 import { execFile } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { availableParallelism } from 'node:os';
 import { Readable } from 'node:stream';
@@ -59,7 +59,7 @@ const AMQP_URL = 'amqp://guest:guest@127.0.0.1:5672';
 const SEEN_UUIDS = `SELECT s.uuid::text AS uuid FROM unnest($2::uuid[]) AS w(uuid)
   CROSS JOIN LATERAL (SELECT uuid FROM results WHERE project_id = $1 AND uuid = w.uuid LIMIT 1) s`;
 
-const BENCH_TABLES = 'bench_copy, bench_copy_indexed, bench_queue, bench_counts';
+const BENCH_TABLES = 'bench_copy, bench_copy_indexed, bench_queue, bench_counts, bench_cases, bench_health';
 // The V2 floor's consumers, as the service's (src/ingest-v2/ingest-v2.module.ts): 3 at once, 10 batches each.
 const QUEUE_CONSUMERS = 3;
 const QUEUE_BATCH = 10;
@@ -91,7 +91,7 @@ export async function run(ctx) {
   const copyRows = Math.max(batches * BATCH, COPY_MIN_ROWS);
 
   // ---- 1. COPY (information: the ceilings and floors of any path here)
-  const copy = await measureCopy(ctx, service, copyRows, modes.includes('rerun'));
+  const copy = await measureCopy(ctx, service, copyRows, modes.includes('rerun'), modes.includes('new'));
   data.copy = copy;
   phases.push(...copy.phases.map((p) => ({ ...p, ratio: null })));
   const copyRate = copy.plain.rowsPerSec;
@@ -106,6 +106,14 @@ export async function run(ctx) {
     ...[
       ['ceilingV1', `${copy.streams} connections, no UUIDs (V1’s rows)`],
       ['ceilingV2', `${copy.streams} connections, with UUIDs (V2’s rows)`],
+      ...(copy.ceilingNew
+        ? [
+            [
+              'ceilingNew',
+              `${copy.streams} connections, every result a new test (its test case and health COPYed too)`,
+            ],
+          ]
+        : []),
       [
         'floorV2',
         `V2’s rows through a table queue, ${clients} senders, ${QUEUE_CONSUMERS} consumers (V2’s floor)`,
@@ -434,7 +442,7 @@ function copyText(results, { firstTestId = 1, firstId, runId = 1 } = {}) {
 // ---------------------------------------------------------------------------------------------------------
 // 1. COPY
 
-async function measureCopy(ctx, service, rows, rerun) {
+async function measureCopy(ctx, service, rows, rerun, newTests) {
   const client = new pg.Client({ connectionString: service.db.url });
   await client.connect();
   try {
@@ -448,6 +456,9 @@ async function measureCopy(ctx, service, rows, rerun) {
     await client.query('ALTER TABLE bench_queue ADD COLUMN batch integer');
     await client.query('CREATE TABLE bench_counts (id integer PRIMARY KEY, total bigint NOT NULL)');
     await client.query('INSERT INTO bench_counts VALUES (1, 0)');
+    // New tests' own rows (issue #41): a test case and its health, with every index the service keeps on them.
+    await client.query('CREATE TABLE bench_cases (LIKE test_cases INCLUDING ALL)');
+    await client.query('CREATE TABLE bench_health (LIKE test_health INCLUDING ALL)');
     const chunks = copyText(makeResults(rows, 'copy', { uuids: true }));
     const bytes = chunks.reduce((n, c) => n + c.length, 0);
 
@@ -494,6 +505,76 @@ async function measureCopy(ctx, service, rows, rerun) {
     const withoutUuids = batchesOf(makeResults(rows, 'copy'), measured);
     const previousRun = (uuids) =>
       rerun ? batchesOf(makeResults(rows, 'copy', { uuids }), { runId: 1, firstId: 1 }).flat() : undefined;
+    // The ceiling of any path storing new tests: each transaction COPYs the batch's test cases (ids given), their
+    // health rows (one run each) and their results, with nothing looked up first and no ON CONFLICT: the least
+    // PostgreSQL can do to store them, whatever the service in front of it does.
+    const newBatches = newTests
+      ? chunk(makeResults(rows, 'copy'), BATCH).map((batch, i) => {
+          const first = 1 + i * BATCH;
+          const cases = [];
+          const health = [];
+          batch.forEach((r, j) => {
+            const id = first + j;
+            const identity = createHash('md5').update(`${r.suite}\u0000${r.name}`).digest('hex');
+            cases.push([id, 1, identity, null, r.suite, r.name].map(copyField).join('\t'));
+            const failed = r.status === 'FAILED';
+            const win = `\\\\x${id.toString(16).padStart(12, '0')}${failed ? '22' : '11'}${'0'.repeat(16)}`;
+            const at = '2026-11-28 12:00:00+00';
+            health.push(
+              [
+                id,
+                1,
+                win,
+                1,
+                null,
+                'f',
+                r.status,
+                1,
+                at,
+                failed ? at : null,
+                failed ? 'FAILING' : 'HEALTHY',
+                0,
+              ]
+                .map((v) => (v === win ? v : copyField(v)))
+                .join('\t'),
+            );
+          });
+          return {
+            cases: [Buffer.from(`${cases.join('\n')}\n`)],
+            health: [Buffer.from(`${health.join('\n')}\n`)],
+            results: copyText(batch, { firstTestId: first, firstId: first, runId: 1 }),
+          };
+        })
+      : [];
+    const copyNewInBatches = async () => {
+      let next = 0;
+      let stored = 0;
+      await Promise.all(
+        writers.map(async (writer) => {
+          while (next < newBatches.length) {
+            const batch = newBatches[next++];
+            await writer.query('BEGIN');
+            await copyRows(
+              writer,
+              'bench_cases',
+              'id, project_id, identity, external_id, suite, name',
+              batch.cases,
+            );
+            await copyRows(
+              writer,
+              'bench_health',
+              'test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
+                'last_failed_at, state, q_passes',
+              batch.health,
+            );
+            const copied = await copyRows(writer, 'bench_copy_indexed', `id, ${COLUMNS}`, batch.results);
+            await writer.query('COMMIT');
+            stored += copied;
+          }
+        }),
+      );
+      return stored;
+    };
     const copyInBatches = (table, batches) => async () => {
       let next = 0;
       let stored = 0;
@@ -589,6 +670,16 @@ async function measureCopy(ctx, service, rows, rerun) {
           `  same, ${BATCH} a transaction, ${streams} connections, with UUIDs${rerun ? ', a rerun' : ''}`,
           previousRun(true),
         ],
+        ...(newTests
+          ? [
+              [
+                'ceilingNew',
+                'bench_copy_indexed, bench_cases, bench_health',
+                copyNewInBatches,
+                `  same, ${BATCH} a transaction, ${streams} connections, every result a new test (test case and health COPYed too)`,
+              ],
+            ]
+          : []),
         [
           'floorV2',
           'bench_copy_indexed',
