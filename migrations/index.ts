@@ -31,6 +31,7 @@ import { TestCaseIdentityFirst1795850000000 } from './1795850000000-TestCaseIden
 import { TestHealthLastFailedByDay1795860000000 } from './1795860000000-TestHealthLastFailedByDay.js';
 import { RunPurgeStarted1795870000000 } from './1795870000000-RunPurgeStarted.js';
 import { TestCasesWithoutProjectForeignKey1795880000000 } from './1795880000000-TestCasesWithoutProjectForeignKey.js';
+import { TestHealthSecondRunHot1795890000000 } from './1795890000000-TestHealthSecondRunHot.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -67,4 +68,5 @@ export const MIGRATIONS = [
   TestHealthLastFailedByDay1795860000000,
   RunPurgeStarted1795870000000,
   TestCasesWithoutProjectForeignKey1795880000000,
+  TestHealthSecondRunHot1795890000000,
 ];

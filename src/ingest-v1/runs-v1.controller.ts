@@ -1,5 +1,15 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, Post, Put, Query } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiConflictResponse, ApiCreatedResponse, ApiNoContentResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiBody,
+  ApiConflictResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
 import { RequireProjectRole } from '../access/project-role.guard.js';
 import { ErrorBody } from '../common/error-body.js';
 import { PageOf } from '../common/paging/page.js';
@@ -42,7 +52,8 @@ export class RunsV1Controller {
   @Get('projects/:projectId/runs')
   @RequireProjectRole('VIEWER')
   @ApiOperation({
-    summary: 'Runs of the project with their counts, optionally of one status or with a name holding `q`; sortable on startedAt (default, newest first), name, id',
+    summary:
+      'Runs of the project with their counts, optionally of one status or with a name holding `q`; sortable on startedAt (default, newest first), name, id',
   })
   @ApiOkResponse({ type: PageOf(RunDto) })
   listRuns(@Param('projectId') projectId: string, @Query() query: RunsQueryDto) {
@@ -80,7 +91,8 @@ export class RunsV1Controller {
   @Get('runs/:runId/results')
   @RequireProjectRole('VIEWER', 'runId')
   @ApiOperation({
-    summary: 'Results of the run, filtered by status, suite, name (`q`) or failure group; sortable on id (default), name, suite, status, durationMs',
+    summary:
+      'Results of the run, filtered by status, suite, name (`q`) or failure group; sortable on id (default), name, suite, status, durationMs',
   })
   @ApiOkResponse({ type: PageOf(ResultDto) })
   listResults(@Param('runId') runId: string, @Query() query: ResultsQueryDto) {
@@ -100,7 +112,8 @@ export class RunsV1Controller {
   @RequireProjectRole('REPORTER', 'runId')
   @ApiOperation({
     summary: 'Mark the run FINISHED (REPORTER)',
-    description: 'A finishedAt before the run started is a 400 (V2, which cannot check it before queueing, stores the start instead).',
+    description:
+      'A finishedAt before the run started is a 400 (V2, which cannot check it before queueing, stores the start instead).',
   })
   @ApiOkResponse({ type: RunDto })
   finish(@Param('runId') runId: string, @Body() dto: FinishRunDto): Promise<RunDto> {
@@ -112,7 +125,8 @@ export class RunsV1Controller {
   @RequireProjectRole('MAINTAINER', 'runId')
   @ApiOperation({
     summary: 'Delete the run and its results (MAINTAINER)',
-    description: 'Answers at once: the run is gone from every read, and its results are deleted in bounded batches in the background.',
+    description:
+      'Answers at once: the run is gone from every read, and its results are deleted in bounded batches in the background.',
   })
   @ApiNoContentResponse()
   deleteRun(@Param('runId') runId: string): Promise<void> {
@@ -142,7 +156,7 @@ export class RunsV1Controller {
     summary:
       'Test cases with their health; `q` searches suite and name, `state` filters (HEALTHY, FAILING, FLAKY, QUARANTINED); sortable on name, flakeRate, lastFailedAt, firstSeenAt, suite, id (default suite,name)',
     description:
-      'Health is read from columns kept as results are written (flakeRate and lastFailedAt sort nulls last). With a sort on suite, name or id the page also carries `nextCursor`: pass it as `cursor` for the next page, read from where this one ended (as fast at any depth, and no recount of the total); other sorts page by number.',
+      'Health is read from columns kept as results are written (lastFailedAt sorts nulls last; flakeRate sorts a test that has not run twice, whose flakeRate is null, as 0: it has no flips either). With a sort on suite, name or id the page also carries `nextCursor`: pass it as `cursor` for the next page, read from where this one ended (as fast at any depth, and no recount of the total); other sorts page by number.',
   })
   @ApiOkResponse({ type: TestCasePageDto })
   listTests(@Param('projectId') projectId: string, @Query() query: TestsQueryDto) {
@@ -161,7 +175,11 @@ export class RunsV1Controller {
   @RequireProjectRole('VIEWER')
   @ApiOperation({ summary: "The test's results across runs, newest stored first; sortable on id" })
   @ApiOkResponse({ type: PageOf(HistoryItemDto) })
-  history(@Param('projectId') projectId: string, @Param('testId') testId: string, @Query() query: PageQueryDto) {
+  history(
+    @Param('projectId') projectId: string,
+    @Param('testId') testId: string,
+    @Query() query: PageQueryDto,
+  ) {
     return this.results.history(projectId, testId, query);
   }
 }

@@ -16,7 +16,8 @@ export const CURSOR_SORTS: readonly TestSortField[] = ['suite', 'name', 'id'];
 export type TestState = 'HEALTHY' | 'FAILING' | 'FLAKY' | 'QUARANTINED';
 
 /**
- * The sort fields kept in test_health (src/stability/), each as its columns, nulls last either way. The last failure
+ * The sort fields kept in test_health (src/stability/), each as its columns, nulls last either way (flake_rate has none:
+ * 0 for a test that has not run twice, read as null). The last failure
  * sorts by its day first, the column ix_test_health_last_failed_day holds (migration
  * TestHealthLastFailedByDay): the same order, read a day at a time from the index and sorted within it.
  */
@@ -527,7 +528,7 @@ export class RunsRepository {
     params.push(page.size, offset);
     const rows: Record<string, unknown>[] = await this.db.query(
       `SELECT t.id, t.suite, t.name, h.last_status AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
-              h.flake_rate AS "flakeRate", ${RUNS_READ} AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
+              CASE WHEN h.runs >= 2 THEN h.flake_rate END AS "flakeRate", ${RUNS_READ} AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
               h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
          FROM (SELECT ${health ? 'h.test_id' : 't.id'} AS id

@@ -112,7 +112,7 @@ export async function recountHealth(
      ),
      recounted AS (
        SELECT k.test_id, coalesce(j.bytes, ''::bytea) AS win, coalesce(j.runs, 0) AS runs,
-              CASE WHEN j.runs >= 2 THEN j.flips::float8 / (j.runs - 1) END AS flake_rate,
+              CASE WHEN j.runs >= 2 THEN j.flips::float8 / (j.runs - 1) ELSE 0 END AS flake_rate,
               coalesce(j.mixed, false)
                 OR EXISTS (SELECT 1 FROM revisions v WHERE v.test_id = k.test_id)
                 OR (coalesce(j.runs, 0) >= s.min_runs AND j.runs >= 2 AND j.flips::float8 / (j.runs - 1) >= s.flip_rate) AS flaky,

@@ -28,7 +28,8 @@ interface HealthRow {
   test_id: string;
   win: Buffer;
   runs: number;
-  flake_rate: number | null;
+  /** 0 until the test has run twice (migration TestHealthSecondRunHot), read as null then. */
+  flake_rate: number;
   flaky: boolean;
   last_status: ResultStatus | null;
   last_run_id: string | null;
@@ -111,7 +112,7 @@ function toHealth(r: HealthRow): TestHealth {
   return {
     entries: entriesOf(r.win),
     runs: r.runs,
-    flakeRate: r.flake_rate,
+    flakeRate: r.runs >= 2 ? r.flake_rate : null,
     flaky: r.flaky,
     lastStatus: r.last_status,
     lastRunId: r.last_run_id,
@@ -341,7 +342,7 @@ function repeatsSql(k: {
   RETURNING t.test_id),
   sk AS (
   UPDATE test_health t
-     SET last_status = 'SKIPPED', last_run_id = $3::bigint, runs = 0, flake_rate = NULL, flaky = false,
+     SET last_status = 'SKIPPED', last_run_id = $3::bigint, runs = 0, flake_rate = 0, flaky = false,
          state = 'HEALTHY', first_seen_at = least(t.first_seen_at, $4)
     FROM ${k.from}
    WHERE ${k.match} AND ${k.code} = ${OUTCOME.SKIP} AND t.q_since IS NULL AND length(t.win) = 0
@@ -680,7 +681,7 @@ export class TestHealthRepository {
         at,
         len,
         rows.map((r) => r.health.runs),
-        rows.map((r) => r.health.flakeRate),
+        rows.map((r) => r.health.flakeRate ?? 0),
         rows.map((r) => r.health.flaky),
         rows.map((r) => r.health.lastStatus),
         rows.map((r) => r.health.lastRunId),
@@ -745,7 +746,7 @@ export class TestHealthRepository {
         at,
         len,
         rows.map((r) => r.health.runs),
-        rows.map((r) => r.health.flakeRate),
+        rows.map((r) => r.health.flakeRate ?? 0),
         rows.map((r) => r.health.flaky),
         rows.map((r) => r.health.lastStatus),
         rows.map((r) => r.health.lastRunId),
@@ -787,7 +788,7 @@ export class TestHealthRepository {
         writeEntries(win, 0, h.entries);
         const q = h.quarantine;
         rest =
-          `\\\\x${win.toString('hex', 0, size)}\t${h.runs}\t${copyField(h.flakeRate)}\t` +
+          `\\\\x${win.toString('hex', 0, size)}\t${h.runs}\t${h.flakeRate ?? 0}\t` +
           `${copyBool(h.flaky)}\t${copyField(h.lastStatus)}\t${copyField(h.lastRunId)}\t${copyTime(h.firstSeenAt)}\t` +
           `${copyTime(h.lastFailedAt)}\t${copyField(h.state)}\t${copyTime(q?.since)}\t${copyField(q?.reason)}\t` +
           `${copyBool(q?.auto)}\t${copyField(q?.byUserId)}\t${copyTime(q?.until)}\t${h.passes}\t` +

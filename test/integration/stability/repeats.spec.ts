@@ -42,12 +42,12 @@ const POLICY: FlakyPolicy = {
 };
 
 /** The columns of a test that never ran: every outcome of it so far was a skip. */
-const NEVER_RAN_BUT_STATE = `win = ''::bytea, runs = 0, flake_rate = NULL, last_status = 'SKIPPED'`;
+const NEVER_RAN_BUT_STATE = `win = ''::bytea, runs = 0, flake_rate = 0, last_status = 'SKIPPED'`;
 const NEVER_RAN = `${NEVER_RAN_BUT_STATE}, state = 'HEALTHY'`;
 
 /** The columns of a test that has run once (its window `win`), and passed; last failed `lastFailed`, in `state`. */
 const passedOnce = (win = entry(7, PASSED), lastFailed = 'NULL', state = 'HEALTHY') =>
-  `win = decode('${win}', 'hex'), runs = 1, flake_rate = NULL, last_status = 'PASSED', state = '${state}',
+  `win = decode('${win}', 'hex'), runs = 1, flake_rate = 0, last_status = 'PASSED', state = '${state}',
    last_failed_at = ${lastFailed}`;
 const PASSED_ONCE = passedOnce();
 
@@ -77,7 +77,7 @@ const KINDS: { kind: string; columns: string; status?: ResultStatus; other?: num
   },
   {
     kind: 'one run so far (no flake rate)',
-    columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = NULL`,
+    columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = 0`,
     inSql: true,
   },
   {
@@ -187,7 +187,7 @@ const KINDS: { kind: string; columns: string; status?: ResultStatus; other?: num
   },
   {
     kind: 'failed once, passes now',
-    columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = NULL`,
+    columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = 0`,
     status: 'PASSED',
     inSql: false,
   },

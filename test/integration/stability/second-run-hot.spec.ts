@@ -1,0 +1,132 @@
+import { DataSource } from 'typeorm';
+import { TestHealthSecondRunHot1795890000000 } from '../../../migrations/1795890000000-TestHealthSecondRunHot.js';
+import { dataSourceOptions } from '../../../src/database/data-source-options.js';
+import { type FlakyPolicy, applyOutcome, newHealth } from '../../../src/stability/flakiness.js';
+import {
+  TestHealthRepository,
+  entryParts,
+  outcomeCode,
+} from '../../../src/stability/test-health.repository.js';
+import { createTestDatabase, TestDatabase } from '../../support/database.js';
+
+const POLICY: FlakyPolicy = {
+  window: 30,
+  minRuns: 5,
+  flipRate: 0.2,
+  autoQuarantine: false,
+  releaseAfterPasses: 3,
+};
+
+/**
+ * A test's second run (every test of a suite meets it the second time the suite runs) updates its test_health row
+ * HOT, touching no index, as its later runs do (migration TestHealthSecondRunHot): flake_rate, a key of
+ * ix_test_health_state, is 0 from the first run on rather than going from NULL to 0, and a page keeps room for a
+ * second version of each of its rows, all of which one batch's transaction updates before any can be pruned.
+ */
+describe('test health: the second run', () => {
+  let database: TestDatabase;
+  let db: DataSource;
+  let repository: TestHealthRepository;
+  const TESTS = 1000;
+  const ids = Array.from({ length: TESTS }, (_, i) => String(i + 1));
+  const STARTED = new Date('2026-11-20T10:00:00.000Z');
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
+    repository = new TestHealthRepository(db);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.destroy();
+    await database?.drop();
+  });
+
+  it('stores a test that ran once with a flake rate of 0, read as none, and its second plain pass touches no index', async () => {
+    // The first run: new tests' rows, COPYed as the results writer stores them (one health object an outcome).
+    const { health: first } = applyOutcome(
+      newHealth(STARTED),
+      { run: '1', stream: '0', commit: '0', startedAt: STARTED, status: 'PASSED', otherStatuses: 0 },
+      POLICY,
+      new Date(),
+    );
+    expect(first).toMatchObject({ runs: 1, flakeRate: null });
+    await db.transaction((tx) =>
+      repository.insertNew(
+        tx,
+        '1',
+        ids.map((testId) => ({ testId, health: first })),
+      ),
+    );
+    const [stored]: { nulls: number; zeros: number }[] = await db.query(
+      `SELECT count(*) FILTER (WHERE flake_rate IS NULL)::int AS nulls, count(*) FILTER (WHERE flake_rate = 0)::int AS zeros
+         FROM test_health`,
+    );
+    expect(stored).toEqual({ nulls: 0, zeros: TESTS });
+    expect((await db.transaction((tx) => repository.lock(tx, ['1']))).get('1')).toMatchObject({
+      runs: 1,
+      flakeRate: null,
+    });
+
+    // The second run: every test passes plainly, applied by the read's own statement (`pp`), in one transaction.
+    const counted = await db.transaction(async (tx) => {
+      const read = await repository.read(
+        tx,
+        ids,
+        ids.map(() => outcomeCode({ status: 'PASSED', otherStatuses: 0 }, POLICY.flipRate)),
+        '2',
+        new Date(STARTED.getTime() + 3_600_000),
+        { ...entryParts('2', '0', '0'), window: POLICY.window },
+      );
+      const [n]: { updated: string; hot: string }[] = await tx.query(
+        `SELECT pg_stat_get_xact_tuples_updated('test_health'::regclass) AS updated,
+                pg_stat_get_xact_tuples_hot_updated('test_health'::regclass) AS hot`,
+      );
+      return { repeated: read.repeated.size, updated: Number(n.updated), hot: Number(n.hot) };
+    });
+    expect(counted).toEqual({ repeated: TESTS, updated: TESTS, hot: TESTS });
+    expect((await db.transaction((tx) => repository.lock(tx, ['1']))).get('1')).toMatchObject({
+      runs: 2,
+      flakeRate: 0,
+    });
+  });
+
+  it('gets the rates of tests that have not run twice back to none from the migration down, and 0 again up', async () => {
+    const runner = db.createQueryRunner();
+    await runner.startTransaction();
+    try {
+      await runner.query(
+        `INSERT INTO test_health (test_id, project_id, runs, flake_rate) VALUES (5001, 2, 1, 0), (5002, 2, 3, 0.5)`,
+      );
+      const state = async () => ({
+        rates: (
+          await runner.query(
+            'SELECT runs, flake_rate FROM test_health WHERE test_id IN (5001, 5002) ORDER BY test_id',
+          )
+        ).map((r: { runs: number; flake_rate: number | null }) => [r.runs, r.flake_rate]),
+        options: (
+          await runner.query(`SELECT reloptions FROM pg_class WHERE oid = 'test_health'::regclass`)
+        )[0].reloptions,
+      });
+      const migration = new TestHealthSecondRunHot1795890000000();
+      await migration.down(runner);
+      expect(await state()).toEqual({
+        rates: [
+          [1, null],
+          [3, 0.5],
+        ],
+        options: ['fillfactor=70'],
+      });
+      await migration.up(runner);
+      expect(await state()).toEqual({
+        rates: [
+          [1, 0],
+          [3, 0.5],
+        ],
+        options: ['fillfactor=45'],
+      });
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  });
+});
