@@ -291,6 +291,14 @@ export async function run(ctx) {
     },
     {
       metric:
+        'ceiling: the same without the health rows (test cases and results only) / test-results-parser ' +
+        `(info; median of ${all(ceiling.bare.ratios)})`,
+      value: ceiling.bare.ratio,
+      unit: '×',
+      digits: 2,
+    },
+    {
+      metric:
         'ceiling: PostgreSQL alone storing the re-import’s results only (no health update), same way / ' +
         `test-results-parser (info; median of ${all(ceiling.rerun.ratios)})`,
       value: ceiling.rerun.ratio,
@@ -368,6 +376,7 @@ const CEILING_BATCH = 1000;
  * table's next CEILING_BATCH rows in turn (ids given, nothing looked up, no ON CONFLICT), into copies of the tables
  * with every index the service keeps.
  * - first: the first import's test cases, their health and its results, into empty tables;
+ * - bare: the same without the health rows (what no design that keeps a test case and a result a case avoids);
  * - rerun: the re-import's results alone, into a table already holding the first import's (unmeasured); a
  *   re-import must also bring its tests' health up to date, so this bounds it from above by a wide margin.
  * No import can store its rows faster. Each is measured ROUNDS times, each followed by `parse()`; the median of
@@ -429,16 +438,17 @@ async function measureCeiling(service, projectId, parse) {
     }
     const rerun = [await dump('results', RESULTS, `run_id = ${secondRun}`)];
     const all = tables.map(([t]) => `ceiling_${t}`).join(', ');
-    const measured = { first: [], rerun: [] };
+    const stores = { first, bare: [first[0], first[2]], rerun };
+    const measured = { first: [], bare: [], rerun: [] };
     for (let i = 0; i < ROUNDS; i++) {
-      for (const kind of ['first', 'rerun']) {
+      for (const kind of ['first', 'bare', 'rerun']) {
         await client.query(`TRUNCATE ${all}`);
         if (kind === 'rerun') {
           await store([first[2]]);
         }
         await client.query('CHECKPOINT').catch(() => {});
         const started = performance.now();
-        await store(kind === 'first' ? first : rerun);
+        await store(stores[kind]);
         const seconds = (performance.now() - started) / 1000;
         const trp = await parse();
         measured[kind].push({ seconds, parseSeconds: trp.seconds, ratio: trp.seconds / seconds });
@@ -449,7 +459,11 @@ async function measureCeiling(service, projectId, parse) {
       ratios: runs.map((r) => r.ratio),
       ratio: median(runs.map((r) => r.ratio)),
     });
-    return { first: summarizeKind(measured.first), rerun: summarizeKind(measured.rerun) };
+    return {
+      first: summarizeKind(measured.first),
+      bare: summarizeKind(measured.bare),
+      rerun: summarizeKind(measured.rerun),
+    };
   } finally {
     for (const [table] of tables) {
       await client.query(`DROP TABLE IF EXISTS ceiling_${table}`).catch(() => {});
