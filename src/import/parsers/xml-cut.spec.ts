@@ -5,7 +5,6 @@ import { MAX_TEXT_CHARS, MAX_TOKEN_CHARS, ReportError, type ParsedResult } from 
 import { XmlTokenCutter } from './xml-cut.js';
 import { seeded } from '../../../test/support/seeded.js';
 
-
 /** `xml` through a cutter of `max` in pieces of the sizes `sizes` gives; what it passes on, and the cuts. */
 function cut(xml: string, max: number, sizes: () => number): { out: string; cuts: number; dropped: number } {
   const kept: string[] = [];
@@ -109,6 +108,26 @@ describe('XmlTokenCutter', () => {
     cutter.write(xml.slice(0, 30));
     cutter.write(xml.slice(30));
     expect(kept).toEqual([xml.slice(0, 30), xml.slice(30)]);
+  });
+
+  it('cuts at the limit exactly, counting a reference as one character, whether a token is passed whole or not', () => {
+    // A text or attribute value that ends within the piece before it could reach the limit goes on whole (a run of
+    // code units is never more characters than its length); any other is counted a character at a time.
+    const at = (xml: string) => cut(xml, MAX, () => xml.length);
+    for (const [value, cuts] of [
+      ['x'.repeat(MAX), 0],
+      ['x'.repeat(MAX + 1), 1],
+      ['&amp;'.repeat(MAX), 0],
+      [`${'&amp;'.repeat(MAX)}x`, 1],
+      [`${'x'.repeat(MAX - 1)}😀`, 0],
+    ] as const) {
+      for (const xml of [`<a>${value}</a>`, `<a b="${value}"/>`, `<a b='${value}'/>`]) {
+        expect([xml, at(xml).cuts]).toEqual([xml, cuts]);
+        expect([xml, at(`<r>${xml}${xml}</r>`).cuts]).toEqual([xml, 2 * cuts]);
+      }
+    }
+    expect(at(`<a>${'x'.repeat(MAX + 1)}</a>`).out).toBe(`<a>${'x'.repeat(MAX)}</a>`);
+    expect(at(`<a b="${'&amp;'.repeat(MAX)}x"/>`).out).toBe(`<a b="${'&amp;'.repeat(MAX)}"/>`);
   });
 
   it('leaves out all but the start of a 10 MB attribute and a 10 MB text without copying them', () => {

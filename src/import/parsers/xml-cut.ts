@@ -95,6 +95,16 @@ export class XmlTokenCutter {
         }
         continue;
       }
+      if ((this.state === TEXT || this.state === ATTR) && this.entity === -1) {
+        // A run that ends in this text before the token could reach `max` (a character is at least one code unit)
+        // goes on whole: its end (the `<` or quote) then resets the count, and no reference is open across it.
+        const end = text.indexOf(this.state === TEXT ? '<' : this.quote === DQUOTE ? '"' : "'", i);
+        if (end > i && this.count + (end - i) <= max) {
+          this.count += end - i;
+          this.last = text.charCodeAt(end - 1);
+          i = end;
+        }
+      }
       const c = text.charCodeAt(i);
       switch (this.state) {
         case TEXT:
