@@ -526,7 +526,7 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
                 1,
                 win,
                 1,
-                null,
+                0, // flake_rate: 0 until a test has run twice (migration TestHealthSecondRunHot)
                 'f',
                 r.status,
                 1,
@@ -546,36 +546,8 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
           };
         })
       : [];
-    const copyNewInBatches = async () => {
-      let next = 0;
-      let stored = 0;
-      await Promise.all(
-        writers.map(async (writer) => {
-          while (next < newBatches.length) {
-            const batch = newBatches[next++];
-            await writer.query('BEGIN');
-            await copyRows(
-              writer,
-              'bench_cases',
-              'id, project_id, identity, external_id, suite, name',
-              batch.cases,
-            );
-            await copyRows(
-              writer,
-              'bench_health',
-              'test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
-                'last_failed_at, state, q_passes',
-              batch.health,
-            );
-            const copied = await copyRows(writer, 'bench_copy_indexed', `id, ${COLUMNS}`, batch.results);
-            await writer.query('COMMIT');
-            stored += copied;
-          }
-        }),
-      );
-      return stored;
-    };
-    const copyInBatches = (table, batches) => async () => {
+    // `store(writer, batch)` for each batch, in a transaction of its own, from every writer at once; the results stored.
+    const inBatches = (batches, store) => async () => {
       let next = 0;
       let stored = 0;
       await Promise.all(
@@ -583,7 +555,7 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
           while (next < batches.length) {
             const batch = batches[next++];
             await writer.query('BEGIN');
-            const copied = await copyRows(writer, table, `id, ${COLUMNS}`, batch);
+            const copied = await store(writer, batch);
             await writer.query('COMMIT');
             stored += copied;
           }
@@ -591,6 +563,24 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
       );
       return stored;
     };
+    const copyInBatches = (table, batches) =>
+      inBatches(batches, (writer, batch) => copyRows(writer, table, `id, ${COLUMNS}`, batch));
+    const copyNewInBatches = inBatches(newBatches, async (writer, batch) => {
+      await copyRows(
+        writer,
+        'bench_cases',
+        'id, project_id, identity, external_id, suite, name',
+        batch.cases,
+      );
+      await copyRows(
+        writer,
+        'bench_health',
+        'test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
+          'last_failed_at, state, q_passes',
+        batch.health,
+      );
+      return copyRows(writer, 'bench_copy_indexed', `id, ${COLUMNS}`, batch.results);
+    });
 
     // The floor of V2 with the table queue: PostgreSQL doing only what that path must do, from bytes built
     // beforehand (no HTTP, JSON, validation or COPY text to build). `senders` connections (one per bench client)

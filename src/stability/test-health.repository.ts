@@ -28,8 +28,11 @@ interface HealthRow {
   test_id: string;
   win: Buffer;
   runs: number;
-  /** 0 until the test has run twice (migration TestHealthSecondRunHot), read as null then. */
-  flake_rate: number;
+  /**
+   * 0 until the test has run twice (migration TestHealthSecondRunHot), read as null then; NULL in a row a replica on
+   * the code before wrote.
+   */
+  flake_rate: number | null;
   flaky: boolean;
   last_status: ResultStatus | null;
   last_run_id: string | null;

@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
 import { TestHealthSecondRunHot1795890000000 } from '../../../migrations/1795890000000-TestHealthSecondRunHot.js';
+import { DEFAULT_SETTINGS } from '../../../src/common/project-settings.js';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import { type FlakyPolicy, applyOutcome, newHealth } from '../../../src/stability/flakiness.js';
 import {
@@ -9,13 +10,8 @@ import {
 } from '../../../src/stability/test-health.repository.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 
-const POLICY: FlakyPolicy = {
-  window: 30,
-  minRuns: 5,
-  flipRate: 0.2,
-  autoQuarantine: false,
-  releaseAfterPasses: 3,
-};
+/** The project's default policy. */
+const POLICY: FlakyPolicy = DEFAULT_SETTINGS.flaky;
 
 /**
  * A test's second run (every test of a suite meets it the second time the suite runs) updates its test_health row
@@ -85,6 +81,34 @@ describe('test health: the second run', () => {
     });
     expect(counted).toEqual({ repeated: TESTS, updated: TESTS, hot: TESTS });
     expect((await db.transaction((tx) => repository.lock(tx, ['1']))).get('1')).toMatchObject({
+      runs: 2,
+      flakeRate: 0,
+    });
+  });
+
+  it('reads and moves on a row written by a replica on the code before (a NULL rate until the test ran twice)', async () => {
+    // Run 1's plain pass as the code before the migration stored it, during a rolling upgrade.
+    await db.query(
+      `INSERT INTO test_health (test_id, project_id, win, runs, flake_rate, last_status, last_run_id, state, first_seen_at)
+       VALUES (7001, 3, decode($1, 'hex'), 1, NULL, 'PASSED', 1, 'HEALTHY', $2)`,
+      ['000000000001110000000000000000', STARTED],
+    );
+    expect((await db.transaction((tx) => repository.lock(tx, ['7001']))).get('7001')).toMatchObject({
+      runs: 1,
+      flakeRate: null,
+    });
+    const read = await db.transaction((tx) =>
+      repository.read(
+        tx,
+        ['7001'],
+        [outcomeCode({ status: 'PASSED', otherStatuses: 0 }, POLICY.flipRate)],
+        '2',
+        new Date(STARTED.getTime() + 3_600_000),
+        { ...entryParts('2', '0', '0'), window: POLICY.window },
+      ),
+    );
+    expect([...read.repeated]).toEqual(['7001']);
+    expect((await db.transaction((tx) => repository.lock(tx, ['7001']))).get('7001')).toMatchObject({
       runs: 2,
       flakeRate: 0,
     });
