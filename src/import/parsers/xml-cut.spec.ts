@@ -130,6 +130,32 @@ describe('XmlTokenCutter', () => {
     expect(at(`<a b="${'&amp;'.repeat(MAX)}x"/>`).out).toBe(`<a b="${'&amp;'.repeat(MAX)}"/>`);
   });
 
+  it('searches a run that cannot go on whole for its end once, not once a character', () => {
+    // A text and a value that go on past the piece read, and one longer than the limit within it.
+    const pieces = [
+      '<a b="',
+      'v'.repeat(5_000),
+      '" c="',
+      'w'.repeat(5_000),
+      `">${'x'.repeat(3 * MAX)}<b/>`,
+      't'.repeat(5_000),
+    ];
+    const cutter = new XmlTokenCutter(MAX, {
+      keep: () => undefined,
+      drop: () => undefined,
+      cut: () => undefined,
+    });
+    const indexOf = jest.spyOn(String.prototype, 'indexOf');
+    try {
+      for (const piece of pieces) {
+        cutter.write(piece);
+      }
+      expect(indexOf.mock.calls.length).toBeLessThan(50);
+    } finally {
+      indexOf.mockRestore();
+    }
+  });
+
   it('leaves out all but the start of a 10 MB attribute and a 10 MB text without copying them', () => {
     const big = 'x'.repeat(10_000_000);
     const result = cut(`<a b="${big}">${big}</a>`, MAX, () => 65_536);

@@ -75,6 +75,9 @@ export class XmlTokenCutter {
     const max = this.max;
     let start = 0;
     let i = 0;
+    // Where the run looked at last ends (its `<` or quote, or the text's end) when it could not go on whole: not
+    // looked for again before then, so that a long run costs one search, not one a character.
+    let searched = -1;
     while (i < n) {
       if (this.dropping) {
         const end = this.dropEnd(text, i);
@@ -95,7 +98,7 @@ export class XmlTokenCutter {
         }
         continue;
       }
-      if ((this.state === TEXT || this.state === ATTR) && this.entity === -1) {
+      if (i > searched && (this.state === TEXT || this.state === ATTR) && this.entity === -1) {
         // A run that ends in this text before the token could reach `max` (a character is at least one code unit)
         // goes on whole: its end (the `<` or quote) then resets the count, and no reference is open across it.
         const end = text.indexOf(this.state === TEXT ? '<' : this.quote === DQUOTE ? '"' : "'", i);
@@ -103,6 +106,8 @@ export class XmlTokenCutter {
           this.count += end - i;
           this.last = text.charCodeAt(end - 1);
           i = end;
+        } else {
+          searched = end === -1 ? n : end;
         }
       }
       const c = text.charCodeAt(i);
