@@ -8,6 +8,7 @@ import { pipeline } from 'node:stream/promises';
 import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { once } from 'node:events';
 import { fmt } from '../lib/report.mjs';
 import { median } from '../lib/stats.mjs';
@@ -15,7 +16,6 @@ import { onCleanup } from '../lib/processes.mjs';
 import { SERVICE_NODE_FLAGS } from '../lib/services.mjs';
 import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
-import { Readable, Writable } from 'node:stream';
 
 export const name = 'import';
 export const title =

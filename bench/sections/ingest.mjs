@@ -518,7 +518,7 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
             const identity = createHash('md5').update(`${r.suite}\u0000${r.name}`).digest('hex');
             cases.push([id, 1, identity, null, r.suite, r.name].map(copyField).join('\t'));
             const failed = r.status === 'FAILED';
-            const win = `\\\\x${id.toString(16).padStart(12, '0')}${failed ? '22' : '11'}${'0'.repeat(16)}`;
+            const win = `\\x${id.toString(16).padStart(12, '0')}${failed ? '22' : '11'}${'0'.repeat(16)}`;
             const at = '2026-11-28 12:00:00+00';
             health.push(
               [
@@ -535,7 +535,7 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
                 failed ? 'FAILING' : 'HEALTHY',
                 0,
               ]
-                .map((v) => (v === win ? v : copyField(v)))
+                .map(copyField)
                 .join('\t'),
             );
           });

@@ -16,10 +16,10 @@ export const CURSOR_SORTS: readonly TestSortField[] = ['suite', 'name', 'id'];
 export type TestState = 'HEALTHY' | 'FAILING' | 'FLAKY' | 'QUARANTINED';
 
 /**
- * The sort fields kept in test_health (src/stability/), each as its columns, nulls last either way (flake_rate has none:
- * 0 for a test that has not run twice, read as null). The last failure
- * sorts by its day first, the column ix_test_health_last_failed_day holds (migration
- * TestHealthLastFailedByDay): the same order, read a day at a time from the index and sorted within it.
+ * The sort fields kept in test_health (src/stability/), each as its columns, nulls last either way (flake_rate is 0,
+ * not null, for a test that has not run twice: it is read as null). The last failure sorts by its day first, the
+ * column ix_test_health_last_failed_day holds (migration TestHealthLastFailedByDay): the same order, read a day at a
+ * time from the index and sorted within it.
  */
 const HEALTH_SORTS: Partial<Record<TestSortField, string[]>> = {
   flakeRate: ['h.flake_rate'],

@@ -111,6 +111,14 @@ function writeEntries(out: Buffer, at: number, entries: readonly WindowEntry[]):
   return at;
 }
 
+/**
+ * The flake rate stored for `h`: 0 until the test has run twice, where the rules say none (migration
+ * TestHealthSecondRunHot: the second run then changes no key of ix_test_health_state); toHealth reads it back as none.
+ */
+function storedFlakeRate(h: TestHealth): number {
+  return h.flakeRate ?? 0;
+}
+
 function toHealth(r: HealthRow): TestHealth {
   return {
     entries: entriesOf(r.win),
@@ -684,7 +692,7 @@ export class TestHealthRepository {
         at,
         len,
         rows.map((r) => r.health.runs),
-        rows.map((r) => r.health.flakeRate ?? 0),
+        rows.map((r) => storedFlakeRate(r.health)),
         rows.map((r) => r.health.flaky),
         rows.map((r) => r.health.lastStatus),
         rows.map((r) => r.health.lastRunId),
@@ -749,7 +757,7 @@ export class TestHealthRepository {
         at,
         len,
         rows.map((r) => r.health.runs),
-        rows.map((r) => r.health.flakeRate ?? 0),
+        rows.map((r) => storedFlakeRate(r.health)),
         rows.map((r) => r.health.flaky),
         rows.map((r) => r.health.lastStatus),
         rows.map((r) => r.health.lastRunId),
@@ -791,7 +799,7 @@ export class TestHealthRepository {
         writeEntries(win, 0, h.entries);
         const q = h.quarantine;
         rest =
-          `\\\\x${win.toString('hex', 0, size)}\t${h.runs}\t${h.flakeRate ?? 0}\t` +
+          `\\\\x${win.toString('hex', 0, size)}\t${h.runs}\t${storedFlakeRate(h)}\t` +
           `${copyBool(h.flaky)}\t${copyField(h.lastStatus)}\t${copyField(h.lastRunId)}\t${copyTime(h.firstSeenAt)}\t` +
           `${copyTime(h.lastFailedAt)}\t${copyField(h.state)}\t${copyTime(q?.since)}\t${copyField(q?.reason)}\t` +
           `${copyBool(q?.auto)}\t${copyField(q?.byUserId)}\t${copyTime(q?.until)}\t${h.passes}\t` +
