@@ -82,11 +82,12 @@ export const NOT_PURGING = 'run_id NOT IN (SELECT run_id FROM run_purges)';
 
 /**
  * A test's `runs` as read (test_health `h`): the stored count, except for a steady test whose row lags behind its
- * last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written), whose runs since its stored
- * last run are counted from its outcomes, up to the project's window `w.win` (an index range of at most that many
- * results).
+ * last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written, from a test's second run on),
+ * whose runs since its stored last run are counted from its outcomes, up to the project's window `w.win` (an index
+ * range of at most that many results). Its flake rate is read from it: none until the test has run twice, else the
+ * stored one (0 for such a test).
  */
-const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status = 'PASSED' AND h.runs >= 2
+const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status = 'PASSED' AND h.runs >= 1
        AND h.runs < w.win
       THEN least(
         w.win,
@@ -528,7 +529,7 @@ export class RunsRepository {
     params.push(page.size, offset);
     const rows: Record<string, unknown>[] = await this.db.query(
       `SELECT t.id, t.suite, t.name, h.last_status AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
-              CASE WHEN h.runs >= 2 THEN h.flake_rate END AS "flakeRate", ${RUNS_READ} AS runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
+              CASE WHEN rr.runs >= 2 THEN h.flake_rate END AS "flakeRate", rr.runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
               h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
          FROM (SELECT ${health ? 'h.test_id' : 't.id'} AS id
@@ -537,6 +538,7 @@ export class RunsRepository {
          JOIN test_cases t ON t.id = p.id
          LEFT JOIN test_health h ON h.test_id = t.id
         CROSS JOIN (SELECT ${flakyWindowSql('$1')} AS win) w
+        CROSS JOIN LATERAL (SELECT ${RUNS_READ} AS runs) rr
         ORDER BY ${order}`,
       params,
     );

@@ -170,17 +170,17 @@ export function judge(
 }
 
 /**
- * Whether a passing outcome leaves this kept health as it is, but for its window, run count and last run (see
- * `steadyPass`): a test not quarantined, not flaky, that passed in every run of its window (at least two, so that its
- * flake rate is 0 and not null). Such a test's row may lag behind its last passing runs, and is brought up to date
- * from its outcomes (test-health.repository.ts, `caughtUp`) before anything else is applied to it.
+ * Whether a passing outcome leaves this kept health as it is, but for its window, run count, flake rate and last run:
+ * a test not quarantined, not flaky, that ran at least once and passed in every run of its window (its flake rate is 0,
+ * or none after one run, which is stored as 0). Such a test's row may lag behind its last passing runs, and is brought
+ * up to date from its outcomes (test-health.repository.ts, `caughtUp`) before anything else is applied to it.
  */
 export function steady(h: TestHealth): boolean {
   return (
     h.quarantine === null &&
     !h.flaky &&
     h.lastStatus === 'PASSED' &&
-    h.runs >= 2 &&
+    h.runs >= 1 &&
     h.entries.every((e) => outcomeBit(e) === PASSED && !failedIn(e))
   );
 }

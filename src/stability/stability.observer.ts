@@ -43,16 +43,15 @@ const MAX_TRIES = 5;
  * the batch's rows and one UPDATE (plus one INSERT for tests seen for the first time). The UPDATE writes a row only
  * if it is still the version read (optimistic: no row locks to take and record for a whole batch); a test a
  * concurrent writer changed meanwhile is locked (SELECT … FOR UPDATE) and weighed again.
- * The common case writes nothing: a plain pass of a steady test (one that passed in every run of its window) changes
- * only its window, which its results already record, so the read picks those tests out of the batch and only the
- * others are stored; a steady test's window is read back from its outcomes when it next needs it (`caughtUp`: a
- * failure, a skip, a person's quarantine). The next most common case, a plain failure of a test failing steadily
- * (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure, a skip of a test
- * that never ran (`skip`: a disabled test) only its last status and run, and a plain pass of a test that has run once
- * and passed (its second run) its window, run count, flake rate and last run: the read's own statement applies those
- * in SQL (under the row's lock, to the row as it is then), so that such a test is neither answered, weighed nor written
- * back (a CPU profile of the bench's V1 rerun: ~2 ms of the service's CPU a batch of 1,000 results, a tenth
- * failing). A test that turned flaky or was quarantined owes its notification in
+ * The common case writes nothing: a plain pass of a steady test (one that ran and passed in every run of its window,
+ * its second run included) changes only its window, which its results already record, so the read picks those tests
+ * out of the batch and only the others are stored; a steady test's window is read back from its outcomes when it next
+ * needs it (`caughtUp`: a failure, a skip, a person's quarantine). The next most common case, a plain failure of a
+ * test failing steadily (flakiness.ts, `plainFailure`), moves only its window, run count, last run and last failure,
+ * and a skip of a test that never ran (`skip`: a disabled test) only its last status and run: the read's own statement
+ * applies those in SQL (under the row's lock, to the row as it is then), so that such a test is neither answered,
+ * weighed nor written back (a CPU profile of the bench's V1 rerun: ~2 ms of the service's CPU a batch of 1,000
+ * results, a tenth failing). A test that turned flaky or was quarantined owes its notification in
  * the same transaction; live events, audit records and the notification's announcement follow the commit.
  *
  * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test

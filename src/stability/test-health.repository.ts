@@ -113,7 +113,8 @@ function writeEntries(out: Buffer, at: number, entries: readonly WindowEntry[]):
 
 /**
  * The flake rate stored for `h`: 0 until the test has run twice, where the rules say none (migration
- * TestHealthSecondRunHot: the second run then changes no key of ix_test_health_state); toHealth reads it back as none.
+ * TestHealthSecondRunHot); toHealth reads it back as none. So a second plain pass changes nothing the row holds but its
+ * window, run count and last run, and is quiet (see quietSql): the list reads the runs since (runs.repository.ts).
  */
 function storedFlakeRate(h: TestHealth): number {
   return h.flakeRate ?? 0;
@@ -308,14 +309,6 @@ const failingSteadilySql = (t: string) =>
 const plainPassSql = (code: string) => `${code} >> 4 = ${PASSED}`;
 
 /**
- * Whether the row `t` has run once, and passed plainly (no attempt failed or broke), and is neither flaky nor
- * quarantined, with its last status a pass and its last run before the query's run ($3).
- */
-const passedOnceSql = (t: string) =>
-  `length(${t}.win) = ${ENTRY} AND get_byte(${t}.win, 6) & ${0xf0 | FAILURE_BITS} = ${PASSED << 4}
-   AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.last_run_id < $3::bigint`;
-
-/**
  * The CTEs of `read`'s statements that apply the batch's repeats as flakiness.ts's applyOutcome would (an outcome
  * that repeats what the test did before), locking those rows as an update does:
  * - `f`: plain failures, to the tests failing steadily (`plainFailure` says why nothing else moves): the run's entry
@@ -323,10 +316,7 @@ const passedOnceSql = (t: string) =>
  *   (the run's start, $4);
  * - `sk`: skips, to the tests that never ran and are not quarantined (`skip`): last status and run, first seen (the
  *   other columns as the rules leave an empty window: no runs, no verdict, HEALTHY);
- * - `pp`: plain passes, to the tests that have run once and passed plainly (`passedOnce`: a test's second run, which
- *   `quiet` leaves out since its flake rate goes from none to 0): the run's entry added to the window, two runs, flake
- *   rate 0, last run, first seen (nothing else moves: no flip, no failure, so not flaky under a flip rate above 0);
- * - `rep`: the tests of the three.
+ * - `rep`: the tests of the two.
  * `from` gives each test of the batch a row `k`, which `match` joins to its row `t` and `code` reads its outcome's
  * code from (OUTCOME); `head`, `tail` and `window` are the parameters of RunEntry.
  */
@@ -337,8 +327,6 @@ function repeatsSql(k: {
   head: string;
   tail: string;
   window: string;
-  /** Where `from` says already which of its rows are plain passes of tests that have run once (`pp`'s). */
-  once?: string;
 }) {
   return `f AS (
   UPDATE test_health t
@@ -359,15 +347,7 @@ function repeatsSql(k: {
    WHERE ${k.match} AND ${k.code} = ${OUTCOME.SKIP} AND t.q_since IS NULL AND length(t.win) = 0
      AND t.last_run_id < $3::bigint
   RETURNING t.test_id),
-  pp AS (
-  UPDATE test_health t
-     SET win = t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea, runs = 2,
-         flake_rate = 0, last_status = 'PASSED', last_run_id = $3::bigint, state = 'HEALTHY',
-         first_seen_at = least(t.first_seen_at, $4)
-    FROM ${k.from}
-   WHERE ${k.once ? `${k.once} AND ` : ''}${k.match} AND ${plainPassSql(k.code)} AND ${passedOnceSql('t')}
-  RETURNING t.test_id),
-  rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk UNION ALL SELECT test_id FROM pp)`;
+  rep AS (SELECT test_id FROM f UNION ALL SELECT test_id FROM sk)`;
 }
 
 /** The codes of the tests `ids` (`codes`, see OUTCOME) as a byte an id of `lo`…`hi` (id `lo + k`: byte k; 0: none). */
@@ -392,11 +372,12 @@ const RANGE_SPAN = 2;
 
 /**
  * Whether the row `t` is quiet (see `read`) for a test whose outcome is a plain pass where `plain` is true; the query's
- * $3 is the run, $4 its start.
+ * $3 is the run, $4 its start. A test that has run once is quiet too (its second plain pass makes its flake rate 0,
+ * which is stored already: see storedFlakeRate), except for a row a replica on the code before stored without one.
  */
 const quietSql = (t: string, plain: string) =>
-  `${plain} AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.runs >= 2
-   AND ${t}.last_run_id < $3::bigint AND ${t}.first_seen_at <= $4
+  `${plain} AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.runs >= 1
+   AND ${t}.flake_rate IS NOT NULL AND ${t}.last_run_id < $3::bigint AND ${t}.first_seen_at <= $4
    AND (${t}.last_failed_at IS NULL OR ${everyEntrySql(t, 0xf0 | FAILURE_BITS, PASSED << 4)})`;
 
 /** An expired quarantine ended by the sweep. */
@@ -432,9 +413,8 @@ export class TestHealthRepository {
    * plain pass (`codes`: see OUTCOME) and that is steady (flakiness.ts, `steady`) with a last run before `run` and
    * first seen by `startedAt` is quiet, and not read: that pass changes nothing but its window, so it is not written
    * (its row lags; `caughtUp` reads it back). The window's outcome bytes are checked in SQL, and only for a test that
-   * ever failed. The repeats (plain failures of tests failing steadily, skips of tests that never ran, plain passes of
-   * tests that have run once) are applied by the same statement (repeatsSql), with the run's `entry`: those are
-   * answered in `repeated`, and not read.
+   * ever failed. The repeats (plain failures of tests failing steadily, skips of tests that never ran) are applied by
+   * the same statement (repeatsSql), with the run's `entry`: those are answered in `repeated`, and not read.
    * A batch's tests mostly have ids close together (a suite's tests are created by its first run, together): those
    * are read as one range of the primary key (`readRange`), the others one index probe a test (`readEach`).
    */
@@ -494,8 +474,7 @@ export class TestHealthRepository {
       tx,
       'test-health-read-range',
       `WITH s AS MATERIALIZED (
-         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'))}) IS TRUE AS quiet,
-                (${passedOnceSql('t')} AND ${plainPassSql('c.code')}) IS TRUE AS once
+         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'))}) IS TRUE AS quiet
            FROM test_health t CROSS JOIN LATERAL (SELECT ${RANGE_CODE} AS code) c
           WHERE t.test_id BETWEEN $1 AND $2 AND ${RANGE_CODE} <> 0),
        ${repeatsSql({
@@ -505,7 +484,6 @@ export class TestHealthRepository {
          head: '$6',
          tail: '$7',
          window: '$8',
-         once: 'k.once',
        })},
        n AS MATERIALIZED (SELECT count(*) = $9 AS every_row FROM s)
        SELECT NULL::bool AS every_row, NULL::text AS quiet_ids, NULL::text AS repeated_ids, h.version, h.test_id,

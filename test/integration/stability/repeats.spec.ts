@@ -45,162 +45,180 @@ const POLICY: FlakyPolicy = {
 const NEVER_RAN_BUT_STATE = `win = ''::bytea, runs = 0, flake_rate = 0, last_status = 'SKIPPED'`;
 const NEVER_RAN = `${NEVER_RAN_BUT_STATE}, state = 'HEALTHY'`;
 
-/** The columns of a test that has run once (its window `win`), and passed; last failed `lastFailed`, in `state`. */
-const passedOnce = (win = entry(7, PASSED), lastFailed = 'NULL', state = 'HEALTHY') =>
-  `win = decode('${win}', 'hex'), runs = 1, flake_rate = 0, last_status = 'PASSED', state = '${state}',
+/**
+ * The columns of a test that has run once (its window `win`), and passed; last failed `lastFailed`, in `state`, with
+ * a flake rate stored as `rate`.
+ */
+const passedOnce = (win = entry(7, PASSED), lastFailed = 'NULL', state = 'HEALTHY', rate = '0') =>
+  `win = decode('${win}', 'hex'), runs = 1, flake_rate = ${rate}, last_status = 'PASSED', state = '${state}',
    last_failed_at = ${lastFailed}`;
 const PASSED_ONCE = passedOnce();
 
 /**
- * Rows of every kind, with whether the run's outcome (a plain failure unless `status` says otherwise; `other`: its
- * other attempts' statuses) applies to it in SQL (a plain failure to a test failing steadily, a skip to a test that
- * never ran, a plain pass to a test that has run once and passed): what that leaves must be what applyOutcome makes
- * of the row (flakiness.ts); the others are answered to be weighed in Node.
+ * Rows of every kind, with how the run's outcome (a plain failure unless `status` says otherwise; `other`: its other
+ * attempts' statuses) applies to it: in SQL (a plain failure to a test failing steadily, a skip to a test that never
+ * ran), where what that leaves must be what applyOutcome makes of the row (flakiness.ts); quiet (a plain pass to a
+ * steady test, one that has run once included), where the row is left as it was and applyOutcome would change
+ * nothing of it but its window, run count, flake rate and last run (`steady`); the others are answered to be weighed
+ * in Node.
  */
-const KINDS: { kind: string; columns: string; status?: ResultStatus; other?: number; inSql: boolean }[] = [
-  { kind: 'failing steadily, window not full', columns: '', inSql: true },
+const KINDS: {
+  kind: string;
+  columns: string;
+  status?: ResultStatus;
+  other?: number;
+  applied: 'sql' | 'quiet' | 'node';
+}[] = [
+  { kind: 'failing steadily, window not full', columns: '', applied: 'sql' },
   {
     kind: 'failing steadily, window full',
     columns: `win = decode('${[3, 4, 5, 6, 7].map((r) => entry(r, FAILED)).join('')}', 'hex'), runs = 5`,
-    inSql: true,
+    applied: 'sql',
   },
   {
     kind: 'failing steadily, a window larger than the policy now keeps',
     columns: `win = decode('${[1, 2, 3, 4, 5, 6, 7].map((r) => entry(r, FAILED)).join('')}', 'hex'), runs = 7`,
-    inSql: true,
+    applied: 'sql',
   },
-  { kind: 'broken now, failed before', columns: '', status: 'BROKEN', inSql: true },
+  { kind: 'broken now, failed before', columns: '', status: 'BROKEN', applied: 'sql' },
   {
     kind: 'failed and broke before',
     columns: `win = decode('${entry(6, BROKEN)}${entry(7, FAILED)}', 'hex'), runs = 2, last_status = 'FAILED'`,
-    inSql: true,
+    applied: 'sql',
   },
   {
     kind: 'one run so far (no flake rate)',
     columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = 0`,
-    inSql: true,
+    applied: 'sql',
   },
   {
     kind: 'last failure after the run started',
     columns: `last_failed_at = $1::timestamptz + interval '1 day'`,
-    inSql: true,
+    applied: 'sql',
   },
   {
     kind: 'first seen after the run started',
     columns: `first_seen_at = $1::timestamptz + interval '1 hour'`,
-    inSql: true,
+    applied: 'sql',
   },
   {
     kind: 'passed in its window',
     columns: `win = decode('${entry(6, PASSED)}${entry(7, FAILED)}', 'hex'), runs = 2`,
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'passed on a retry in its window',
     columns: `win = decode('${entry(6, PASSED_ON_RETRY)}${entry(7, FAILED)}', 'hex'), runs = 2`,
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'failed in its window after an attempt passed',
     columns: `win = decode('${entry(6, FAILED_AFTER_A_PASS)}${entry(7, FAILED)}', 'hex'), runs = 2`,
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'quarantined',
     columns: `q_since = now(), q_reason = 'x', q_auto = true, state = 'QUARANTINED'`,
-    inSql: false,
+    applied: 'node',
   },
-  { kind: 'flaky', columns: `flaky = true, flake_rate = 0.5, state = 'FLAKY'`, inSql: false },
-  { kind: 'skipped last', columns: `last_status = 'SKIPPED', state = 'HEALTHY'`, inSql: false },
-  { kind: 'written by this run already', columns: `last_run_id = ${RUN}`, inSql: false },
-  { kind: 'written by a later run', columns: `last_run_id = ${RUN + 5}`, inSql: false },
-  { kind: 'never ran, skipped again', columns: NEVER_RAN, status: 'SKIPPED', inSql: true },
+  { kind: 'flaky', columns: `flaky = true, flake_rate = 0.5, state = 'FLAKY'`, applied: 'node' },
+  { kind: 'skipped last', columns: `last_status = 'SKIPPED', state = 'HEALTHY'`, applied: 'node' },
+  { kind: 'written by this run already', columns: `last_run_id = ${RUN}`, applied: 'node' },
+  { kind: 'written by a later run', columns: `last_run_id = ${RUN + 5}`, applied: 'node' },
+  { kind: 'never ran, skipped again', columns: NEVER_RAN, status: 'SKIPPED', applied: 'sql' },
   {
     kind: 'never ran, skipped again, first seen after the run started',
     columns: `${NEVER_RAN}, first_seen_at = $1::timestamptz + interval '1 hour', last_failed_at = NULL`,
     status: 'SKIPPED',
-    inSql: true,
+    applied: 'sql',
   },
   {
     kind: 'never ran, quarantined by a person, skipped',
     columns: `${NEVER_RAN_BUT_STATE}, q_since = now(), q_reason = 'x', q_auto = false, state = 'QUARANTINED'`,
     status: 'SKIPPED',
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'never ran, skipped by this run already',
     columns: `${NEVER_RAN}, last_run_id = ${RUN}`,
     status: 'SKIPPED',
-    inSql: false,
+    applied: 'node',
   },
-  { kind: 'failing steadily, skipped now', columns: '', status: 'SKIPPED', inSql: false },
-  { kind: 'passed once, passes again', columns: PASSED_ONCE, status: 'PASSED', inSql: true },
+  { kind: 'failing steadily, skipped now', columns: '', status: 'SKIPPED', applied: 'node' },
+  { kind: 'passed once, passes again', columns: PASSED_ONCE, status: 'PASSED', applied: 'quiet' },
   {
     kind: 'passed once, passes again with a skipped attempt',
     columns: PASSED_ONCE,
     status: 'PASSED',
     other: 8,
-    inSql: true,
+    applied: 'quiet',
   },
   {
     kind: 'passed once, failed before its window',
     columns: passedOnce(entry(7, PASSED), `$1::timestamptz - interval '40 days'`),
     status: 'PASSED',
-    inSql: true,
+    applied: 'quiet',
   },
   {
     kind: 'passed once, first seen after the run started',
     columns: `${PASSED_ONCE}, first_seen_at = $1::timestamptz + interval '1 hour'`,
     status: 'PASSED',
-    inSql: true,
+    applied: 'node',
   },
   {
     kind: 'passed once on a retry, passes again',
-    columns: passedOnce(entry(7, PASSED_ON_RETRY)),
+    // Its failed attempt is its last failure (flakiness.ts, applyOutcome), which makes quiet look at its window.
+    columns: passedOnce(entry(7, PASSED_ON_RETRY), `$1::timestamptz - interval '1 day'`),
     status: 'PASSED',
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'passed once, passes again after a failed attempt',
     columns: PASSED_ONCE,
     status: 'PASSED',
     other: 2,
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'passed once, passed in this run already',
     columns: `${PASSED_ONCE}, last_run_id = ${RUN}`,
     status: 'PASSED',
-    inSql: false,
+    applied: 'node',
+  },
+  {
+    kind: 'passed once, stored without a rate by a replica on the code before',
+    columns: passedOnce(entry(7, PASSED), 'NULL', 'HEALTHY', 'NULL'),
+    status: 'PASSED',
+    applied: 'node',
   },
   {
     kind: 'passed once, quarantined',
     columns: `${passedOnce(entry(7, PASSED), 'NULL', 'QUARANTINED')}, q_since = now(), q_reason = 'x', q_auto = false`,
     status: 'PASSED',
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'passed once, flaky',
     columns: `${passedOnce(entry(7, PASSED), 'NULL', 'FLAKY')}, flaky = true`,
     status: 'PASSED',
-    inSql: false,
+    applied: 'node',
   },
   {
     kind: 'failed once, passes now',
     columns: `win = decode('${entry(7, FAILED)}', 'hex'), runs = 1, flake_rate = 0`,
     status: 'PASSED',
-    inSql: false,
+    applied: 'node',
   },
-  { kind: 'never ran, passes now', columns: NEVER_RAN, status: 'PASSED', inSql: false },
+  { kind: 'never ran, passes now', columns: NEVER_RAN, status: 'PASSED', applied: 'node' },
 ];
 
 /**
- * TestHealthRepository.read with a batch's repeats (repeatsSql): a test failing steadily that failed again, a test
- * that never ran skipped again, or a test that has run once and passed passing again, gets what applyOutcome would
- * give it, in the read's own statement, and is answered as done; any other is answered with its row, untouched, to be
- * weighed in Node.
+ * TestHealthRepository.read with a batch's repeats (repeatsSql): a test failing steadily that failed again, or a test
+ * that never ran skipped again, gets what applyOutcome would give it, in the read's own statement, and is answered as
+ * done; a test that has run once and passed, passing again, is quiet as a steady test is; any other is answered with
+ * its row, untouched, to be weighed in Node.
  */
-describe('test health: plain failures of tests failing steadily, skips of tests that never ran and second plain passes, applied by the read', () => {
+describe('test health: plain failures of tests failing steadily and skips of tests that never ran applied by the read, second plain passes quiet', () => {
   let database: TestDatabase;
   let db: DataSource;
   let repository: TestHealthRepository;
@@ -257,9 +275,37 @@ describe('test health: plain failures of tests failing steadily, skips of tests 
     });
     const { read, after } = answered;
     for (const id of ids) {
-      const { kind, inSql } = kindOf(id);
+      const { kind, applied } = kindOf(id);
       const was = before.get(id)!;
-      if (inSql) {
+      if (applied === 'quiet') {
+        const { health, transitions } = applyOutcome(
+          was,
+          {
+            run: String(RUN),
+            stream: '123',
+            commit: '456',
+            startedAt: STARTED,
+            status: statusOf(id),
+            otherStatuses: otherOf(id),
+          },
+          POLICY,
+          now,
+        );
+        expect([kind, read.quiet.has(id), read.repeated.has(id), read.stored.has(id)]).toEqual([
+          kind,
+          true,
+          false,
+          false,
+        ]);
+        expect(transitions).toEqual({ becameFlaky: false, quarantined: false, released: null });
+        expect([kind, health.runs, health.flakeRate]).toEqual([kind, 2, 0]);
+        const lagging = { entries: [], runs: 0, flakeRate: 0, lastRunId: null };
+        expect([kind, comparable({ ...health, ...lagging })]).toEqual([
+          kind,
+          comparable({ ...was, ...lagging }),
+        ]);
+        expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(was)]);
+      } else if (applied === 'sql') {
         const { health, transitions } = applyOutcome(
           was,
           {
@@ -281,7 +327,7 @@ describe('test health: plain failures of tests failing steadily, skips of tests 
         expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(was)]);
       }
     }
-    expect(read.repeated.size).toBe(ids.filter((id) => kindOf(id).inSql).length);
+    expect(read.repeated.size).toBe(ids.filter((id) => kindOf(id).applied === 'sql').length);
   });
 
   it('answers the same through one probe a test (ids too far apart for a range)', async () => {
