@@ -277,20 +277,21 @@ describe('test health: plain failures of tests failing steadily and skips of tes
     for (const id of ids) {
       const { kind, applied } = kindOf(id);
       const was = before.get(id)!;
+      // What applyOutcome makes of the row: what the SQL must leave, or, for a quiet test, all a lagging row leaves out.
+      const { health, transitions } = applyOutcome(
+        was,
+        {
+          run: String(RUN),
+          stream: '123',
+          commit: '456',
+          startedAt: STARTED,
+          status: statusOf(id),
+          otherStatuses: otherOf(id),
+        },
+        POLICY,
+        now,
+      );
       if (applied === 'quiet') {
-        const { health, transitions } = applyOutcome(
-          was,
-          {
-            run: String(RUN),
-            stream: '123',
-            commit: '456',
-            startedAt: STARTED,
-            status: statusOf(id),
-            otherStatuses: otherOf(id),
-          },
-          POLICY,
-          now,
-        );
         expect([kind, read.quiet.has(id), read.repeated.has(id), read.stored.has(id)]).toEqual([
           kind,
           true,
@@ -306,19 +307,6 @@ describe('test health: plain failures of tests failing steadily and skips of tes
         ]);
         expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(was)]);
       } else if (applied === 'sql') {
-        const { health, transitions } = applyOutcome(
-          was,
-          {
-            run: String(RUN),
-            stream: '123',
-            commit: '456',
-            startedAt: STARTED,
-            status: statusOf(id),
-            otherStatuses: otherOf(id),
-          },
-          POLICY,
-          now,
-        );
         expect([kind, read.repeated.has(id), read.stored.has(id)]).toEqual([kind, true, false]);
         expect(transitions).toEqual({ becameFlaky: false, quarantined: false, released: null });
         expect([kind, comparable(after.get(id)!)]).toEqual([kind, comparable(health)]);
