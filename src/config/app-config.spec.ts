@@ -34,6 +34,14 @@ describe(AppConfig.name, () => {
     });
   });
 
+  it("leaves a test's second plain pass unwritten unless SVC_HEALTH_QUIET_SECOND_RUN is false (a rolling upgrade)", () => {
+    expect(load({ SVC_JWT_SECRET: SECRET }).healthQuietSecondRun).toBe(true);
+    expect(load({ SVC_JWT_SECRET: SECRET, SVC_HEALTH_QUIET_SECOND_RUN: 'false' }).healthQuietSecondRun).toBe(false);
+    expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_HEALTH_QUIET_SECOND_RUN: 'later' })).toThrow(
+      /SVC_HEALTH_QUIET_SECOND_RUN/,
+    );
+  });
+
   it('reads the retention pause and refuses one out of range, naming it', () => {
     const sut = load({ SVC_JWT_SECRET: SECRET, SVC_RETENTION_PAUSE_MS: '0', SVC_RETENTION_PAUSE_PERCENT: '50' });
     expect(sut.retention).toMatchObject({ pauseMs: 0, pausePercent: 50 });

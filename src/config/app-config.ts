@@ -121,6 +121,11 @@ export class AppConfig {
   readonly billing: { webhookSecret?: string };
   /** Test health kept as results are written (src/stability/); off only to measure what it costs (the bench). */
   readonly flakyDetection: boolean;
+  /**
+   * Whether a test's second plain pass is left unwritten (test-health.repository.ts, HealthWriteOptions); off while
+   * replicas of a release before it still run (README, "Upgrading replicas one at a time").
+   */
+  readonly healthQuietSecondRun: boolean;
   /** Outbound webhooks: the retries' base delay, one attempt's timeout, whether private addresses are allowed. */
   readonly webhooks: { retryBaseSeconds: number; timeoutMs: number; allowPrivate: boolean };
   /**
@@ -211,6 +216,7 @@ export class AppConfig {
     }
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
     this.flakyDetection = env.SVC_FLAKY_DETECTION;
+    this.healthQuietSecondRun = env.SVC_HEALTH_QUIET_SECOND_RUN;
     this.triage = { signatures: env.SVC_TRIAGE_SIGNATURES };
     this.webhooks = {
       retryBaseSeconds: parseDurationSeconds(env.SVC_WEBHOOK_RETRY_BASE)!,

@@ -9,7 +9,11 @@ import { QuarantineSweeper } from './quarantine.sweeper.js';
 import { StabilityController } from './stability.controller.js';
 import { StabilityObserver } from './stability.observer.js';
 import { StabilityService } from './stability.service.js';
-import { TestHealthRepository } from './test-health.repository.js';
+import {
+  HEALTH_WRITE_OPTIONS,
+  type HealthWriteOptions,
+  TestHealthRepository,
+} from './test-health.repository.js';
 
 /**
  * Test health (API.md, "Test health: flaky tests and quarantine"; DESIGN.md, "Derived state"): flakiness kept as
@@ -18,7 +22,20 @@ import { TestHealthRepository } from './test-health.repository.js';
 @Module({
   imports: [AccessModule, ResultsModule, NotificationsModule],
   controllers: [StabilityController],
-  providers: [TestHealthRepository, FlakyPolicyCache, StabilityObserver, StabilityService, QuarantineSweeper],
+  providers: [
+    {
+      provide: HEALTH_WRITE_OPTIONS,
+      useFactory: (config: AppConfig): HealthWriteOptions => ({
+        quietSecondRun: config.healthQuietSecondRun,
+      }),
+      inject: [AppConfig],
+    },
+    TestHealthRepository,
+    FlakyPolicyCache,
+    StabilityObserver,
+    StabilityService,
+    QuarantineSweeper,
+  ],
   exports: [QuarantineSweeper],
 })
 export class StabilityModule implements OnModuleInit {

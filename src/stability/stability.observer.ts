@@ -56,8 +56,10 @@ const MAX_TRIES = 5;
  *
  * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test
  * (its first failure after a steady streak, in two runs written at once) is missing from that test's window until
- * the window moves past it. Runs of one stream are written one after the other in practice; closing it would mean
- * locking every passing test's row again, which is the cost this path exists to avoid.
+ * the window moves past it. Runs of one stream are written one after the other in practice, but the legs of a matrix
+ * build (runs of several streams at once, from a suite's second run on) meet it when a test fails in one leg and
+ * passes in another: its window then lacks that pass (one flip more than the truth, at most, until the pass leaves the
+ * window). Closing it would mean locking every passing test's row again, which is the cost this path exists to avoid.
  */
 @Injectable()
 export class StabilityObserver implements ResultsObserver {
@@ -177,9 +179,9 @@ export class StabilityObserver implements ResultsObserver {
       }
     }
     // One read: plain passes of steady tests change nothing but their windows and are not written (see `steady`);
-    // plain failures of tests failing steadily, skips of tests that never ran and plain passes of tests that have run
-    // once are applied by the same statement (see `plainFailure`, `skip`, repeatsSql); the others are weighed and
-    // stored where their row is still as read (else locked and weighed again).
+    // plain failures of tests failing steadily and skips of tests that never ran are applied by the same statement
+    // (see `plainFailure`, `skip`, repeatsSql); the others are weighed and stored where their row is still as read
+    // (else locked and weighed again).
     const read = await this.health.read(
       tx,
       pending.map((o) => o.testId),

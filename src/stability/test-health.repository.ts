@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource, type EntityManager } from 'typeorm';
 import { AppError } from '../common/app-error.js';
@@ -373,12 +373,26 @@ const RANGE_SPAN = 2;
 /**
  * Whether the row `t` is quiet (see `read`) for a test whose outcome is a plain pass where `plain` is true; the query's
  * $3 is the run, $4 its start. A test that has run once is quiet too (its second plain pass makes its flake rate 0,
- * which is stored already: see storedFlakeRate), except for a row a replica on the code before stored without one.
+ * which is stored already: see storedFlakeRate), except for a row a replica on the code before stored without one,
+ * and unless `minRuns` is 2 (HealthWriteOptions, `quietSecondRun` off: the second pass is weighed and written).
  */
-const quietSql = (t: string, plain: string) =>
-  `${plain} AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.runs >= 1
+const quietSql = (t: string, plain: string, minRuns: 1 | 2) =>
+  `${plain} AND ${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status = 'PASSED' AND ${t}.runs >= ${minRuns}
    AND ${t}.flake_rate IS NOT NULL AND ${t}.last_run_id < $3::bigint AND ${t}.first_seen_at <= $4
    AND (${t}.last_failed_at IS NULL OR ${everyEntrySql(t, 0xf0 | FAILURE_BITS, PASSED << 4)})`;
+
+/** How test health is written (SVC_HEALTH_QUIET_SECOND_RUN, README "Upgrading replicas one at a time"). */
+export interface HealthWriteOptions {
+  /**
+   * Whether a test's second plain pass is quiet (not written: its row lags, as a steady test's does from then on).
+   * Off while replicas on a release before it still write: they take a row of one run for one that is up to date, and
+   * would weigh their next outcome of that test against a window without the passes in between.
+   */
+  quietSecondRun: boolean;
+}
+
+/** The provider of the options (stability.module.ts). */
+export const HEALTH_WRITE_OPTIONS = Symbol('HealthWriteOptions');
 
 /** An expired quarantine ended by the sweep. */
 export interface ExpiredQuarantine {
@@ -390,7 +404,15 @@ export interface ExpiredQuarantine {
 /** test_health (see migration TestHealth): a test's window and health, read and written by test id. */
 @Injectable()
 export class TestHealthRepository {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  /** The fewest runs of a quiet row (quietSql). */
+  private readonly quietFrom: 1 | 2;
+
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    @Optional() @Inject(HEALTH_WRITE_OPTIONS) options: HealthWriteOptions = { quietSecondRun: true },
+  ) {
+    this.quietFrom = options.quietSecondRun ? 1 : 2;
+  }
 
   /** The stored health of these tests, row-locked until the commit, in test id order (no deadlock between writers). */
   async lock(tx: Pick<EntityManager, 'query'>, testIds: string[]): Promise<Map<string, TestHealth>> {
@@ -472,9 +494,9 @@ export class TestHealthRepository {
       | { test_id: null; every_row: boolean; quiet_ids: string | null; repeated_ids: string | null }
     >(
       tx,
-      'test-health-read-range',
+      `test-health-read-range-${this.quietFrom}`,
       `WITH s AS MATERIALIZED (
-         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'))}) IS TRUE AS quiet
+         SELECT t.ctid AS tid, t.test_id, c.code, (${quietSql('t', plainPassSql('c.code'), this.quietFrom)}) IS TRUE AS quiet
            FROM test_health t CROSS JOIN LATERAL (SELECT ${RANGE_CODE} AS code) c
           WHERE t.test_id BETWEEN $1 AND $2 AND ${RANGE_CODE} <> 0),
        ${repeatsSql({
@@ -553,7 +575,7 @@ export class TestHealthRepository {
     const code = (k: string) => `get_byte($2::bytea, (${k}.n - 1)::int)`;
     const rows = await queryPrepared<HealthRow & { version: string | null; repeated: boolean }>(
       tx,
-      'test-health-read-each',
+      `test-health-read-each-${this.quietFrom}`,
       `WITH ${repeatsSql({
         from: 'unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)',
         match: 't.test_id = k.id',
@@ -566,7 +588,7 @@ export class TestHealthRepository {
          FROM unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)
          LEFT JOIN LATERAL (
           SELECT t.xmin::text AS version, ${COLUMNS_OF_T},
-                 (${quietSql('t', plainPassSql(code('k')))}) AS quiet
+                 (${quietSql('t', plainPassSql(code('k')), this.quietFrom)}) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
         WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT rep.test_id FROM rep)

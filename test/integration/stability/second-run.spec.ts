@@ -139,6 +139,64 @@ describe('test health: the second run', () => {
     expect(row).toEqual({ runs: 2, flake_rate: 0 });
   });
 
+  it('weighs and writes the second plain pass while SVC_HEALTH_QUIET_SECOND_RUN is off, so that a replica of a release before reads its row up to date', async () => {
+    // During a rolling upgrade (README, "Upgrading replicas one at a time"): such a replica takes a row of one run for
+    // one that holds every run, so the new replicas write the second pass, and leave only the later ones unwritten.
+    const upgrading = new TestHealthRepository(db, { quietSecondRun: false });
+    const tests = Array.from({ length: 40 }, (_, i) => String(9001 + i));
+    const first = applyOutcome(
+      newHealth(STARTED),
+      { run: '1', stream: '0', commit: '0', startedAt: STARTED, status: 'PASSED', otherStatuses: 0 },
+      POLICY,
+      new Date(),
+    ).health;
+    await db.transaction((tx) =>
+      upgrading.insertNew(
+        tx,
+        '4',
+        tests.map((testId) => ({ testId, health: first })),
+      ),
+    );
+    const pass = (run: string, at: Date) =>
+      db.transaction(async (tx) => {
+        const read = await upgrading.read(
+          tx,
+          tests,
+          tests.map(() => outcomeCode({ status: 'PASSED', otherStatuses: 0 }, POLICY.flipRate)),
+          run,
+          at,
+          { ...entryParts(run, '0', '0'), window: POLICY.window },
+        );
+        const updates = [...read.stored].map(([testId, before]) => ({
+          testId,
+          before,
+          health: applyOutcome(
+            before,
+            { run, stream: '0', commit: '0', startedAt: at, status: 'PASSED', otherStatuses: 0 },
+            POLICY,
+            new Date(),
+          ).health,
+        }));
+        expect(await upgrading.update(tx, updates, read.versions)).toEqual([]);
+        return { quiet: read.quiet.size, stored: read.stored.size };
+      });
+    // The second run (one range read, as a batch's): every test answered and written.
+    expect(await pass('2', new Date(STARTED.getTime() + 3_600_000))).toEqual({
+      quiet: 0,
+      stored: tests.length,
+    });
+    const rows: { runs: number; last_run_id: string; entries: number }[] = await db.query(
+      `SELECT DISTINCT runs, last_run_id, length(win) / 15 AS entries FROM test_health WHERE test_id = ANY($1::bigint[])`,
+      [tests],
+    );
+    expect(rows).toEqual([{ runs: 2, last_run_id: '2', entries: 2 }]);
+    // The third: quiet, as every later plain pass of a steady test.
+    expect(await pass('3', new Date(STARTED.getTime() + 7_200_000))).toEqual({
+      quiet: tests.length,
+      stored: 0,
+    });
+  });
+
   it('gets the rates of tests that have not run twice back to none from the migration down, and 0 again up', async () => {
     const runner = db.createQueryRunner();
     await runner.startTransaction();

@@ -183,7 +183,7 @@ describe('test health statements, planned on a big table', () => {
         );
       }
       const [prepared]: { generic_plans: string }[] = await tx.query(
-        `SELECT generic_plans FROM pg_prepared_statements WHERE name = 'test-health-read-range'`,
+        `SELECT generic_plans FROM pg_prepared_statements WHERE name = 'test-health-read-range-1'`,
       );
       expect(Number(prepared.generic_plans)).toBeGreaterThan(0);
       const [
@@ -192,7 +192,7 @@ describe('test health statements, planned on a big table', () => {
         },
       ]: { 'QUERY PLAN': [{ Plan: Record<string, unknown> }] }[] = await tx.query(
         // EXECUTE takes its arguments as literals (the test's own numbers and an ISO time).
-        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '\\x${'01'.repeat(1000)}', '\\x000000000000', '\\x0000000000000000', 2, 1000)`,
+        `EXPLAIN (FORMAT JSON) EXECUTE "test-health-read-range-1"(${ids[0]}, ${ids[ids.length - 1]}, 9, '${started.toISOString()}', '\\x${'01'.repeat(1000)}', '\\x000000000000', '\\x0000000000000000', 2, 1000)`,
       );
       return explained.Plan;
     });
