@@ -69,12 +69,12 @@ export class GateRepository {
       : null;
   }
 
-  /** The run's outcomes counted as the gate counts them (gate-counting.ts). */
+  /** The run's outcomes counted as the gate counts them (gate-counting.ts); undefined for a run deleted meanwhile. */
   async tally(
     tx: EntityManager,
     runId: string,
     options: { ignoreQuarantined: boolean; ignoreKnownIssues: boolean },
-  ): Promise<GateTally> {
+  ): Promise<GateTally | undefined> {
     const [t]: {
       ran: number;
       passed: number;
@@ -85,6 +85,9 @@ export class GateRepository {
       ignored_quarantined: number;
       ignored_known_issues: number;
     }[] = await tx.query(tallySql(), [runId, options.ignoreQuarantined, options.ignoreKnownIssues]);
+    if (!t) {
+      return undefined;
+    }
     return {
       ran: t.ran,
       passed: t.passed,

@@ -117,6 +117,9 @@ export class GateService {
             ignoreKnownIssues: settings.ignoreKnownIssues,
           })
         : undefined;
+      if (settings.enabled && !tally) {
+        return undefined; // deleted since it was read (the tally starts from its row)
+      }
       const verdict = tally ? evaluateGate(settings, tally) : { status: 'OFF' as const, conditions: [] };
       const stored = await this.gates.store(
         tx,

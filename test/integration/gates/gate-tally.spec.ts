@@ -93,19 +93,27 @@ describe("the gate's tally of a run", () => {
     );
 
   it('leaves out the outcomes of tests quarantined now, and only those', async () => {
-    const tally = await db.transaction((tx) =>
-      gates.tally(tx, runId, { ignoreQuarantined: true, ignoreKnownIssues: false }),
-    );
+    const tally = await db
+      .transaction((tx) => gates.tally(tx, runId, { ignoreQuarantined: true, ignoreKnownIssues: false }))
+      .then((t) => t!);
     // 997 quarantined now (1,000 less the 3 whose `until` passed), 100 of them failing.
     expect(tally.ignored.quarantined).toBe(997);
     expect(tally.ran).toBe(TESTS);
     expect(tally.passed + tally.failed).toBe(TESTS - 997);
     expect(tally.failed).toBe(500 - 100);
-    const counted = await db.transaction((tx) =>
-      gates.tally(tx, runId, { ignoreQuarantined: false, ignoreKnownIssues: false }),
-    );
+    const counted = await db
+      .transaction((tx) => gates.tally(tx, runId, { ignoreQuarantined: false, ignoreKnownIssues: false }))
+      .then((t) => t!);
     expect(counted.ignored.quarantined).toBe(0);
     expect(counted.failed).toBe(500);
+  });
+
+  it('answers nothing for a run that is gone (deleted after the gate read it)', async () => {
+    await expect(
+      db.transaction((tx) =>
+        gates.tally(tx, '987654321', { ignoreQuarantined: true, ignoreKnownIssues: true }),
+      ),
+    ).resolves.toBeUndefined();
   });
 
   it('reads the quarantined tests once, whatever the statistics say of the run', async () => {
