@@ -535,3 +535,53 @@ describe('Test health: flaky tests and quarantine', () => {
     await api(viewer).get(`/api/projects/${projectId}/tests?sort=flakeRate&cursor=abc`).expect(400);
   });
 });
+
+/** README, "Upgrading replicas one at a time": while replicas of a release before still run. */
+describe('Test health with SVC_HEALTH_QUIET_SECOND_RUN=false', () => {
+  const deployment = new TestDeployment({ SVC_HEALTH_QUIET_SECOND_RUN: 'false' });
+  let svc: RunningApp;
+
+  beforeAll(async () => {
+    [svc] = await deployment.start();
+  });
+  afterAll(() => deployment.stop());
+
+  it("writes a test's second plain pass, so that a replica of a release before reads its row up to date, and leaves the later ones unwritten", async () => {
+    const user = await insertUser(svc.dataSource);
+    const jwt = (await login(svc.url, user.email, user.password)).accessToken;
+    const as = (req: request.Test) => req.set('Authorization', `Bearer ${jwt}`);
+    const project = (
+      await as(request(svc.url).post('/api/projects')).send({ key: 'UPG', name: 'Upgrade' }).expect(201)
+    ).body.id as number;
+    const runs: number[] = [];
+    const row = async () =>
+      (
+        await svc.dataSource.query(
+          `SELECT h.runs, h.last_run_id::int AS "lastRunId", length(h.win) / 15 AS entries
+             FROM test_health h JOIN test_cases t ON t.id = h.test_id WHERE t.project_id = $1`,
+          [project],
+        )
+      )[0] as { runs: number; lastRunId: number; entries: number };
+    for (let i = 1; i <= 3; i++) {
+      const run = await as(request(svc.url).post(`/api/projects/${project}/runs`))
+        .send({ name: 'ci' })
+        .expect(201);
+      runs.push(run.body.id);
+      await as(request(svc.url).post(`/api/runs/${run.body.id}/results`))
+        .send({ results: [{ name: 'steady', suite: 'S', status: 'PASSED' }] })
+        .expect(201);
+      await as(request(svc.url).post(`/api/runs/${run.body.id}/finish`))
+        .send({})
+        .expect(200);
+      if (i === 2) {
+        expect(await row()).toEqual({ runs: 2, lastRunId: runs[1], entries: 2 });
+      }
+    }
+    // The third pass is quiet, as with the switch on: the row holds run 2, the API counts three runs.
+    expect(await row()).toEqual({ runs: 2, lastRunId: runs[1], entries: 2 });
+    const listed = await as(request(svc.url).get(`/api/projects/${project}/tests?q=steady`)).expect(200);
+    expect(listed.body.content[0]).toEqual(
+      expect.objectContaining({ runs: 3, flakeRate: 0, state: 'HEALTHY' }),
+    );
+  });
+});
