@@ -85,7 +85,9 @@ export const NOT_PURGING = 'run_id NOT IN (SELECT run_id FROM run_purges)';
  * last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written, from a test's second run on),
  * whose runs since its stored last run are counted from its outcomes, up to the project's window `w.win` (an index
  * range of at most that many results). Its flake rate is read from it: none until the test has run twice, else the
- * stored one (0 for such a test).
+ * stored one (0 for such a test). A row stored without a rate (by a replica of a release before) is never left to lag
+ * (quietSql), so counting its later outcomes finds none; with SVC_HEALTH_QUIET_SECOND_RUN=false neither is a row of
+ * one run.
  */
 const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status = 'PASSED' AND h.runs >= 1
        AND h.runs < w.win
