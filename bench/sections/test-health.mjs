@@ -5,13 +5,15 @@
 //      plain pass of a steady test writes nothing; the second run, where the tests that failed once are weighed
 //      again, is measured and printed too). Rounds alternate between them (the machine is shared: alternating keeps a change of load
 //      from favouring one), and the medians are compared: the V1 rerun (POST /api/runs/{id}/results, 1000 results
-//      a request) and the import rerun (a JUnit report of known tests).
+//      a request) and the import rerun (a JUnit report of known tests). For information, the V1 rounds' CPU a result
+//      too (the service's and every PostgreSQL process's, from /proc: what keeping health costs the machine).
 //   2. GET /api/projects/{id}/tests?state=FLAKY&sort=flakeRate,desc on a project of 50,000 test cases and
 //      2,000,000 results (40 runs), seeded with SQL (test_health filled as the writer would have: 5% flaky).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { startCpuMeter } from '../lib/cpu.mjs';
 import { onCleanup } from '../lib/processes.mjs';
 import { fmt, thousands } from '../lib/report.mjs';
 import { median, summarize } from '../lib/stats.mjs';
@@ -53,7 +55,7 @@ export async function run(ctx) {
     const token = await service.login();
     const project = await createProject(service, token, `HEALTH_${key.toUpperCase()}`);
     const importProject = await newProject(service, token, `HEALTH_${key.toUpperCase()}`);
-    sides.push({ key, service, token, project, importProject, v1: [], imports: [] });
+    sides.push({ key, service, token, project, importProject, v1: [], v1Cpu: [], imports: [] });
   }
   const bodies = chunk(makeResults(V1_RESULTS, 'health'), BATCH).map((items) =>
     Buffer.from(JSON.stringify({ results: items })),
@@ -67,6 +69,7 @@ export async function run(ctx) {
       { name: label },
       201,
     );
+    const meter = startCpuMeter({ pids: { server: side.service.pid }, named: { postgres: /^postgres/ } });
     const started = performance.now();
     const { sent } = await drive({
       service: side.service,
@@ -76,7 +79,12 @@ export async function run(ctx) {
       expect: 201,
       clients: V1_CLIENTS,
     });
-    return (sent * BATCH) / ((performance.now() - started) / 1000);
+    const seconds = (performance.now() - started) / 1000;
+    // CPU a result of the service and of PostgreSQL (every backend, both services' included: the other is idle),
+    // in µs: what keeping health costs, less swayed than the rate by how the two clients' requests interleave.
+    const { wallSeconds, cores } = meter.stop();
+    side.v1Cpu.push(((cores.server + cores.postgres) * wallSeconds * 1e6) / (sent * BATCH));
+    return (sent * BATCH) / seconds;
   };
   ctx.log(
     `two previous runs of the same ${thousands(V1_RESULTS)} tests (V1) and of the report (import), each side…`,
@@ -90,6 +98,10 @@ export async function run(ctx) {
     side.secondV1 = await v1Round(side, 'second');
     side.secondImport =
       IMPORT_CASES / (await importFile(side.service, side.token, side.importProject, file)).seconds;
+  }
+  // The CPU of the measured rounds only.
+  for (const side of sides) {
+    side.v1Cpu = [];
   }
   for (let round = 1; round <= ROUNDS; round++) {
     // Alternating which side goes first, too.
@@ -112,6 +124,10 @@ export async function run(ctx) {
     `V1 rerun results/s, kept: ${on.v1.map(thousands).join(', ')}; not kept: ${off.v1.map(thousands).join(', ')}`,
   );
   ctx.log(
+    `V1 rerun CPU µs a result (service + PostgreSQL), kept: ${on.v1Cpu.map((c) => fmt(c, 1)).join(', ')}; ` +
+      `not kept: ${off.v1Cpu.map((c) => fmt(c, 1)).join(', ')}`,
+  );
+  ctx.log(
     `import rerun cases/s, kept: ${on.imports.map(thousands).join(', ')}; not kept: ${off.imports.map(thousands).join(', ')}`,
   );
 
@@ -128,6 +144,12 @@ export async function run(ctx) {
             thousands(median(on.v1)),
             thousands(median(off.v1)),
             fmt(v1Ratio, 3),
+          ],
+          [
+            'V1 rerun, CPU µs a result of the service and PostgreSQL (info; ratio: not kept ÷ kept)',
+            fmt(median(on.v1Cpu), 1),
+            fmt(median(off.v1Cpu), 1),
+            fmt(median(off.v1Cpu) / median(on.v1Cpu), 3),
           ],
           [
             `import rerun, ${thousands(IMPORT_CASES)} cases`,
@@ -195,7 +217,7 @@ export async function run(ctx) {
       },
     ],
     data: {
-      v1: { on: on.v1, off: off.v1, ratio: v1Ratio },
+      v1: { on: on.v1, off: off.v1, ratio: v1Ratio, cpuOn: on.v1Cpu, cpuOff: off.v1Cpu },
       import: { on: on.imports, off: off.imports, ratio: importRatio },
       listMs: list,
       lastFailedMs: lastFailed,
