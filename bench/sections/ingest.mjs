@@ -569,32 +569,29 @@ async function measureCopy(ctx, service, rows, rerun, newTests) {
     };
     const copyInBatches = (table, batches) =>
       inBatches(batches, (writer, batch) => copyRows(writer, table, `id, ${COLUMNS}`, batch));
-    const copyNewInBatches = inBatches(newBatches, async (writer, batch) => {
-      await copyRows(
-        writer,
-        'bench_cases',
-        'id, project_id, identity, external_id, suite, name',
-        batch.cases,
-      );
-      await copyRows(
-        writer,
-        'bench_health',
-        'test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
-          'last_failed_at, state, q_passes',
-        batch.health,
-      );
-      return copyRows(writer, 'bench_copy_indexed', `id, ${COLUMNS}`, batch.results);
-    });
+    // A batch of new tests: its test cases, their health rows (unless `health` is false) and its results.
+    const copyNew = (health) =>
+      inBatches(newBatches, async (writer, batch) => {
+        await copyRows(
+          writer,
+          'bench_cases',
+          'id, project_id, identity, external_id, suite, name',
+          batch.cases,
+        );
+        if (health) {
+          await copyRows(
+            writer,
+            'bench_health',
+            'test_id, project_id, win, runs, flake_rate, flaky, last_status, last_run_id, first_seen_at, ' +
+              'last_failed_at, state, q_passes',
+            batch.health,
+          );
+        }
+        return copyRows(writer, 'bench_copy_indexed', `id, ${COLUMNS}`, batch.results);
+      });
+    const copyNewInBatches = copyNew(true);
     // The same without the health rows (issue #41: what test health's rows, kept in the writer's transaction, cost).
-    const copyNewWithoutHealth = inBatches(newBatches, async (writer, batch) => {
-      await copyRows(
-        writer,
-        'bench_cases',
-        'id, project_id, identity, external_id, suite, name',
-        batch.cases,
-      );
-      return copyRows(writer, 'bench_copy_indexed', `id, ${COLUMNS}`, batch.results);
-    });
+    const copyNewWithoutHealth = copyNew(false);
 
     // The floor of V2 with the table queue: PostgreSQL doing only what that path must do, from bytes built
     // beforehand (no HTTP, JSON, validation or COPY text to build). `senders` connections (one per bench client)
