@@ -76,7 +76,8 @@ export class ResultsService {
       name,
       startedAt: dto.startedAt ? new Date(dto.startedAt) : new Date(),
       attributes,
-      stream: dto.stream?.trim() ?? defaultStream(name, attributes, await this.runs.streamAttributes(projectId)),
+      stream:
+        dto.stream?.trim() ?? defaultStream(name, attributes, await this.runs.streamAttributes(projectId)),
     });
     const body = toRunDto(run);
     this.emit({ projectId, event: 'run.created', runId: run.id, data: { run: body } });
@@ -87,7 +88,11 @@ export class ResultsService {
     const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [
       { field: 'startedAt', direction: 'DESC' },
     ]);
-    const [rows, total] = await this.runs.listRuns(projectId, { status: query.status, q: query.q, stream: query.stream }, page);
+    const [rows, total] = await this.runs.listRuns(
+      projectId,
+      { status: query.status, q: query.q, stream: query.stream },
+      page,
+    );
     return toPage(rows.map(toRunDto), total, page);
   }
 
@@ -111,6 +116,11 @@ export class ResultsService {
           throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
         }
         const written = await this.writer.write(tx, run, items);
+        if (written.runFinished) {
+          // Finished by a request that committed while this batch was being written: its gate did not count this
+          // batch, so the batch is refused (rolled back) as if it had come after the finish.
+          throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
+        }
         return { run, ...written, ...(await this.withStoredIds(tx, run, items, written.ids)) };
       }),
     );
@@ -177,8 +187,16 @@ export class ResultsService {
       BROKEN: run.countBroken,
       SKIPPED: run.countSkipped,
     };
-    const [rows, total] = await this.runs.listResults(runId, { allAttempts, status, suite, q, group }, page, counts);
-    const failures = await this.failures.of(runId, rows.filter(isFailure).map((r) => r.id));
+    const [rows, total] = await this.runs.listResults(
+      runId,
+      { allAttempts, status, suite, q, group },
+      page,
+      counts,
+    );
+    const failures = await this.failures.of(
+      runId,
+      rows.filter(isFailure).map((r) => r.id),
+    );
     return toPage(
       rows.map((r) => withFailure(toResultDto(r), r, failures)),
       total,
@@ -254,14 +272,21 @@ export class ResultsService {
    * by `cursor` (the previous page's nextCursor: read from its last key, no count). Every page gives its nextCursor.
    */
   async listTests(projectId: string, query: TestsQueryDto): Promise<TestCasePageDto> {
-    const page = pageRequest(query, ['suite', 'name', 'id', 'flakeRate', 'lastFailedAt', 'firstSeenAt'] as const, [
-      { field: 'suite', direction: 'ASC' },
-      { field: 'name', direction: 'ASC' },
-    ]);
+    const page = pageRequest(
+      query,
+      ['suite', 'name', 'id', 'flakeRate', 'lastFailedAt', 'firstSeenAt'] as const,
+      [
+        { field: 'suite', direction: 'ASC' },
+        { field: 'name', direction: 'ASC' },
+      ],
+    );
     const states = query.state?.length ? testStates(query.state) : undefined;
     const keys = testKeyOrder(page.sort);
     const continuable = keys.every((k) => CURSOR_SORTS.includes(k.field));
-    const list = { s: orderOf(keys), q: (query.q ?? '') + (states ? `\u0000${[...states].sort().join(',')}` : '') };
+    const list = {
+      s: orderOf(keys),
+      q: (query.q ?? '') + (states ? `\u0000${[...states].sort().join(',')}` : ''),
+    };
     let from: { after?: TestKey; total?: number } = {};
     let offset = page.offset;
     if (query.cursor !== undefined) {
@@ -271,7 +296,9 @@ export class ResultsService {
         );
       }
       if (!continuable) {
-        throw AppError.validation(`cursor continues only sorts on ${CURSOR_SORTS.join(', ')}: use page instead`);
+        throw AppError.validation(
+          `cursor continues only sorts on ${CURSOR_SORTS.join(', ')}: use page instead`,
+        );
       }
       const cursor = decodeCursor(query.cursor, list);
       from = { after: cursor.k, total: cursor.n };
@@ -279,7 +306,8 @@ export class ResultsService {
     }
     const [rows, total] = await this.runs.listTests(projectId, { q: query.q, states }, page, from);
     const last = rows.at(-1);
-    const more = continuable && last !== undefined && rows.length === page.size && offset + rows.length < total;
+    const more =
+      continuable && last !== undefined && rows.length === page.size && offset + rows.length < total;
     const nextCursor = more
       ? encodeCursor({
           ...list,
@@ -289,7 +317,11 @@ export class ResultsService {
         })
       : null;
     return {
-      ...toPage(rows.map((r) => toTestCaseDto(r)), total, { page: Math.floor(offset / page.size), size: page.size }),
+      ...toPage(
+        rows.map((r) => toTestCaseDto(r)),
+        total,
+        { page: Math.floor(offset / page.size), size: page.size },
+      ),
       nextCursor,
     };
   }
@@ -316,7 +348,11 @@ export class ResultsService {
     }
     const [rows, total] = await this.runs.history(test.id, page);
     return toPage(
-      rows.map((r) => ({ ...resultFields(r), runName: r.runName, attempts: r.attemptRows.map(toAttemptDto) })),
+      rows.map((r) => ({
+        ...resultFields(r),
+        runName: r.runName,
+        attempts: r.attemptRows.map(toAttemptDto),
+      })),
       total,
       page,
     );
@@ -354,7 +390,13 @@ export class ResultsService {
       const streamAttributes = fields.stream ? [] : await this.runs.streamAttributes(projectId);
       const streamOf = () => fields.stream ?? defaultStream(nameOf(), fields.attributes, streamAttributes);
       const created = await this.runs.createRun(
-        { projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes, stream: streamOf() },
+        {
+          projectId,
+          name: nameOf(),
+          startedAt: new Date(),
+          attributes: fields.attributes,
+          stream: streamOf(),
+        },
         tx,
       );
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
@@ -368,7 +410,10 @@ export class ResultsService {
         await writer.settled();
         throw error;
       }
-      const { startedAt, finishedAt } = fields.times?.() ?? { startedAt: created.startedAt, finishedAt: new Date() };
+      const { startedAt, finishedAt } = fields.times?.() ?? {
+        startedAt: created.startedAt,
+        finishedAt: new Date(),
+      };
       // The run as it will be once finished, for the observers of its outcomes (its name, so its stream, comes from
       // the report).
       runRef.stream = streamOf();
@@ -501,7 +546,11 @@ function isFailure(r: ResultEntity): boolean {
 }
 
 /** A failing result's fields with its signature (null when it has none); others as they are. */
-function withFailure<T extends ResultFieldsDto>(dto: T, r: ResultEntity, failures: Map<string, ResultFailure>): T {
+function withFailure<T extends ResultFieldsDto>(
+  dto: T,
+  r: ResultEntity,
+  failures: Map<string, ResultFailure>,
+): T {
   return isFailure(r) ? { ...dto, failure: failures.get(String(r.id)) ?? null } : dto;
 }
 

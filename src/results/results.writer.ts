@@ -44,6 +44,12 @@ export interface WriteOutcome {
   formatStripped: number;
   /** The observers' work once the transaction has committed: run by `remember`. */
   afterCommit?: AfterCommit[];
+  /**
+   * Whether the run was finished when this batch's counts were added: read under the run's row lock, which the batch
+   * holds to its commit, so a finish that committed after the caller read the run (and whose gate did not count this
+   * batch) shows here. V1 refuses the batch then, V2 has the run's gate evaluated again.
+   */
+  runFinished?: boolean;
 }
 
 /** See ResultsWriter.openRun. */
@@ -469,13 +475,8 @@ export class ResultsWriter {
         ? written.outcomes.map((o) => (created.has(o.testId) ? { ...o, created: true } : o))
         : written.outcomes,
     );
-    return {
-      ids: storedIds,
-      counts: await this.addCounts(tx, run.id, written.delta),
-      learned,
-      formatStripped,
-      afterCommit,
-    };
+    const { counts, finished } = await this.addCounts(tx, run.id, written.delta);
+    return { ids: storedIds, counts, learned, formatStripped, afterCommit, runFinished: finished };
   }
 
   /**
@@ -760,7 +761,9 @@ export class ResultsWriter {
             outcomeList(settled.outcomes, testIds, codes),
           );
         }
-        return { counts: await this.addCounts(tx, run.id, counts), learned, formatStripped, afterCommit };
+        // The import's own run, created by its transaction: nobody else finishes it.
+        const added = await this.addCounts(tx, run.id, counts);
+        return { counts: added.counts, learned, formatStripped, afterCommit };
       },
       settled: () => last.catch(() => undefined),
     };
@@ -1040,16 +1043,21 @@ export class ResultsWriter {
   /**
    * Also the guard that results only join a run that exists: the UPDATE row-locks the run until commit, so a
    * concurrent delete either waits for this batch (and its trigger then removes these results too) or has
-   * already removed the run, and the batch fails.
+   * already removed the run, and the batch fails. Answers the counts after it, and whether the run is finished as of
+   * that lock (see WriteOutcome.runFinished): a finish waits for this batch, or this batch for the finish's commit.
    */
-  private async addCounts(tx: EntityManager, runId: string, added: RunCounts): Promise<RunCounts> {
+  private async addCounts(
+    tx: EntityManager,
+    runId: string,
+    added: RunCounts,
+  ): Promise<{ counts: RunCounts; finished: boolean }> {
     // TypeORM answers UPDATE … RETURNING with [rows, affected].
-    const [updated]: [Record<string, number>[], number] = await tx.query(
+    const [updated]: [(Record<string, number> & { status: string })[], number] = await tx.query(
       `UPDATE runs SET count_total = count_total + $2, count_passed = count_passed + $3, count_failed = count_failed + $4,
                        count_broken = count_broken + $5, count_skipped = count_skipped + $6,
                        count_passed_on_retry = count_passed_on_retry + $7, count_attempts = count_attempts + $8
         WHERE id = $1
-        RETURNING ${COUNT_COLUMNS}`,
+        RETURNING status, ${COUNT_COLUMNS}`,
       [
         runId,
         added.total,
@@ -1064,7 +1072,7 @@ export class ResultsWriter {
     if (!updated.length) {
       throw AppError.notFound(`Run ${runId} not found`);
     }
-    return toCounts(updated[0]);
+    return { counts: toCounts(updated[0]), finished: updated[0].status === 'FINISHED' };
   }
 
   private async counts(tx: EntityManager, runId: string): Promise<RunCounts> {

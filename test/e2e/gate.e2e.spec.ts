@@ -114,6 +114,60 @@ describe('Quality gate', () => {
     expect(listed.find((r: { id: number }) => r.id === run.id).gate).toEqual({ status: 'FAILED' });
   });
 
+  it('refuses a V1 batch whose run a finish committed while it was written: the gate counts every result stored', async () => {
+    await only({ maxFailed: 0 });
+    const run = await v1Run({ p: 'PASSED' }, { finish: false });
+    // The run's row held here, so that the finish and then the batch wait for it, in that order: the batch has read
+    // the run as in progress, and comes to add its counts only once the finish has taken the row.
+    const holder = a.dataSource.createQueryRunner();
+    await holder.connect();
+    let finished: request.Response;
+    let added: request.Response;
+    try {
+      await holder.startTransaction();
+      await holder.query('SELECT 1 FROM runs WHERE id = $1 FOR UPDATE', [run.id]);
+      const finishing = post(`/api/runs/${run.id}/finish`, {}).then((r) => r);
+      await waitingOnRun(1);
+      const adding = post(`/api/runs/${run.id}/results`, {
+        results: [{ name: 'f', suite: 'S', status: 'FAILED', message: 'late' }],
+      }).then((r) => r);
+      await waitingOnRun(2);
+      await holder.commitTransaction();
+      [finished, added] = await Promise.all([finishing, adding]);
+    } finally {
+      await holder.release();
+    }
+    expect(finished.status).toBe(200);
+    expect(added.status).toBe(409);
+    expect(added.body).toMatchObject({
+      status: 409,
+      message: `Run ${run.id} is finished; results can no longer be added`,
+    });
+    // Nothing of the batch stored; the run, its gate and its results agree.
+    expect(finished.body.gate).toEqual({ status: 'PASSED' });
+    const body = (await get(`/api/runs/${run.id}`).expect(200)).body;
+    expect(body.counts).toMatchObject({ total: 1, passed: 1, failed: 0 });
+    expect((await gateOf(run.id)).conditions).toEqual([
+      { name: 'maxFailed', expected: 0, actual: 0, passed: true },
+    ]);
+    expect(
+      (await get(`/api/runs/${run.id}/results`).expect(200)).body.content.map(
+        (r: { name: string }) => r.name,
+      ),
+    ).toEqual(['p']);
+  });
+
+  /** Until `n` statements of the run's finish or of a results batch wait for a lock. */
+  async function waitingOnRun(n: number): Promise<void> {
+    const query = `SELECT count(*)::int AS n FROM pg_stat_activity
+                    WHERE datname = current_database() AND wait_event_type = 'Lock'
+                      AND (query LIKE 'UPDATE runs SET status = ''FINISHED''%' OR query LIKE 'COPY results%'
+                           OR query LIKE 'UPDATE runs SET count_total%')`;
+    while ((await a.dataSource.query(query))[0].n < n) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   it('maxFailed counts failed and broken outcomes, not skipped ones or failed attempts retried to a pass', async () => {
     await only({ maxFailed: 2 });
     const held = await v1Run({ a: 'FAILED', b: 'BROKEN', c: 'SKIPPED', d: 'PASSED' });

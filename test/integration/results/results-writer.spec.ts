@@ -54,6 +54,25 @@ describe(ResultsWriter.name, () => {
     });
   });
 
+  it('says whether the run was finished as of its counts: a finish that committed while the batch was written', async () => {
+    const items: ResultInput[] = [{ name: 'late', suite: 's', status: 'FAILED' }];
+    const open = await newRun();
+    expect((await db.transaction((tx) => sut.write(tx, open, items))).runFinished).toBe(false);
+
+    // A finish holding the run's row: the batch, which read the run before it, waits at its counts for that commit.
+    const run = await newRun();
+    const finish = await holdOpen(
+      db,
+      (tx) => tx.query(`UPDATE runs SET status = 'FINISHED' WHERE id = $1`, [run.id]),
+      async () => undefined,
+    );
+    const writing = db.transaction((tx) => sut.write(tx, run, items));
+    await waitingOnLock(db, 'UPDATE runs SET count_total%');
+    finish.release();
+    await finish.done;
+    expect((await writing).runFinished).toBe(true);
+  });
+
   it('takes result ids in blocks of 100: one nextval() a block, unique and rising in input order', async () => {
     const [{ increment }] = await db.query(
       `SELECT seqincrement AS increment FROM pg_sequence WHERE seqrelid = 'results_id_seq'::regclass`,
