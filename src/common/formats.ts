@@ -1,4 +1,4 @@
-import { isEmail, ValidateBy, type ValidationOptions } from 'class-validator';
+import { isEmail, ValidateBy, ValidateIf, type ValidationOptions } from 'class-validator';
 import { codePointOf, formatCharacterIn } from './text.js';
 
 /**
@@ -128,4 +128,12 @@ export function NoFormatCharacters(options?: ValidationOptions): PropertyDecorat
     },
     options,
   );
+}
+
+/**
+ * A field a request may leave out, but not set to null (class-validator's IsOptional lets null through, and a null
+ * for a column that has none then fails in the database as a 500): validated whenever it is present.
+ */
+export function OmittableNotNull(): PropertyDecorator {
+  return ValidateIf((_: object, value: unknown) => value !== undefined);
 }

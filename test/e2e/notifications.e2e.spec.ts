@@ -180,6 +180,22 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
     expect((await change({ events: [] }).expect(400)).body.message).toMatch(/events must list at least one/);
     expect((await change({ url: 'not a url' }).expect(400)).body.message).toMatch(/url/);
     expect((await change({ format: 'teams' }).expect(400)).body.message).toMatch(/format/);
+    // A field left out stays as it is; null is no value for any of them (it was a 500 for url and events).
+    for (const [field, message] of [
+      ['url', /url must be a string/],
+      ['events', /events must be a list of event names/],
+      ['format', /format must be standard or slack/],
+      ['active', /active must be true or false/],
+    ] as const) {
+      expect((await change({ [field]: null }).expect(400)).body).toEqual({
+        status: 400,
+        error: 'Bad Request',
+        message: expect.stringMatching(message),
+      });
+    }
+    expect(
+      (await create({ url: receiver.url('/x'), events: ['ping'], active: null }).expect(400)).body.message,
+    ).toMatch(/active must be true or false/);
     expect((await as(maintainer).get(`/api/webhooks/${mine.id}`).expect(200)).body).toMatchObject({
       url: receiver.url('/unchanged'),
       events: ['run.finished', 'ping'],
@@ -455,6 +471,10 @@ describe('Notifications: webhooks through a local receiver, and mail', () => {
       (await me.put(`/api/projects/${projectId}/notifications/me`, { runFailed: 'yes' }).expect(400)).body
         .message,
     ).toMatch(/runFailed/);
+    expect(
+      (await me.put(`/api/projects/${projectId}/notifications/me`, { newFailures: null }).expect(400)).body
+        .message,
+    ).toMatch(/newFailures must be true or false/);
     await as(viewer).get(`/api/projects/${otherProjectId}/notifications/me`).expect(404);
 
     const runId = await finishedRun('gate run');

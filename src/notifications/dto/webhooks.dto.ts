@@ -1,6 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsOptional, IsString } from 'class-validator';
-import { MaxChars } from '../../common/formats.js';
+import { ArrayMaxSize, ArrayNotEmpty, IsArray, IsBoolean, IsIn, IsString } from 'class-validator';
+import { MaxChars, OmittableNotNull } from '../../common/formats.js';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { NOTIFICATION_TYPES } from '../notification.events.js';
 
@@ -30,25 +30,25 @@ export class CreateWebhookDto {
     default: 'standard',
     description: 'slack: a Slack incoming-webhook message, unsigned',
   })
-  @IsOptional()
+  @OmittableNotNull()
   @IsIn(WEBHOOK_FORMATS, { message: 'format must be standard or slack' })
   format?: 'standard' | 'slack';
 
   @ApiPropertyOptional({ default: true })
-  @IsOptional()
+  @OmittableNotNull()
   @IsBoolean({ message: 'active must be true or false' })
   active?: boolean;
 }
 
 export class UpdateWebhookDto {
   @ApiPropertyOptional()
-  @IsOptional()
+  @OmittableNotNull()
   @IsString({ message: 'url must be a string' })
   @MaxChars(2000, { message: 'url must be at most 2000 characters' })
   url?: string;
 
   @ApiPropertyOptional({ enum: NOTIFICATION_TYPES, isArray: true })
-  @IsOptional()
+  @OmittableNotNull()
   @IsArray({ message: 'events must be a list of event names' })
   @ArrayNotEmpty({ message: 'events must list at least one event' })
   @ArrayMaxSize(NOTIFICATION_TYPES.length, {
@@ -58,14 +58,14 @@ export class UpdateWebhookDto {
   events?: string[];
 
   @ApiPropertyOptional({ enum: WEBHOOK_FORMATS })
-  @IsOptional()
+  @OmittableNotNull()
   @IsIn(WEBHOOK_FORMATS, { message: 'format must be standard or slack' })
   format?: 'standard' | 'slack';
 
   @ApiPropertyOptional({
     description: 'true turns a webhook that was turned off (410, 24 h of failures) on again',
   })
-  @IsOptional()
+  @OmittableNotNull()
   @IsBoolean({ message: 'active must be true or false' })
   active?: boolean;
 }
@@ -167,12 +167,12 @@ export class NotificationSubscriptionDto {
 
 export class PutSubscriptionDto {
   @ApiPropertyOptional()
-  @IsOptional()
+  @OmittableNotNull()
   @IsBoolean({ message: 'runFailed must be true or false' })
   runFailed?: boolean;
 
   @ApiPropertyOptional()
-  @IsOptional()
+  @OmittableNotNull()
   @IsBoolean({ message: 'newFailures must be true or false' })
   newFailures?: boolean;
 }

@@ -12,7 +12,7 @@ import {
 } from 'class-validator';
 import { PageQueryDto } from '../../common/paging/page-query.dto.js';
 import { distinctList } from '../../common/query-list.js';
-import { IsStorableText, MaxChars } from '../../common/formats.js';
+import { IsStorableText, MaxChars, OmittableNotNull } from '../../common/formats.js';
 
 export const TRIAGES = [
   'TO_INVESTIGATE',
@@ -167,7 +167,7 @@ export class FailuresQueryDto extends PageQueryDto {
 
 export class PatchFailureDto {
   @ApiPropertyOptional({ enum: TRIAGES })
-  @IsOptional()
+  @OmittableNotNull()
   @IsIn(TRIAGES, { message: `triage must be one of: ${TRIAGES.join(', ')}` })
   triage?: Triage;
 
