@@ -100,6 +100,27 @@ describe("A project's runs page", () => {
     ).toHaveLength(1);
   });
 
+  it('says when a finished run finished, and when a run in progress started', async () => {
+    const long = {
+      ...run(3, 'long'),
+      startedAt: '2026-11-25T08:00:00.000Z',
+      finishedAt: '2026-11-25T10:05:00.000Z',
+    };
+    const going = { ...run(4, 'going'), status: 'IN_PROGRESS' as const, finishedAt: null };
+    renderAt(
+      '/projects/1',
+      '/projects/:projectId',
+      <ProjectRuns />,
+      api(routes(() => pageOf([long, going]))),
+    );
+    const row = (name: string) => screen.getByRole('link', { name }).closest('tr')!;
+    await screen.findByRole('link', { name: 'long' });
+    const finished = within(row('long')).getByText(/^finished/);
+    expect(finished.querySelector('time')!.getAttribute('datetime')).toBe('2026-11-25T10:05:00.000Z');
+    const started = within(row('going')).getByText(/^in progress, started/);
+    expect(started.querySelector('time')!.getAttribute('datetime')).toBe(going.startedAt);
+  });
+
   it('merges live events into the page shown, and refetches on resync', async () => {
     const fetchImpl = api(routes(() => pageOf([run(1, 'first')])));
     renderAt('/projects/1', '/projects/:projectId', <ProjectRuns />, fetchImpl);

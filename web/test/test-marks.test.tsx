@@ -188,6 +188,60 @@ describe("A test's history page", () => {
   const show = (fetchImpl: ReturnType<typeof api>) =>
     renderAt('/projects/1/tests/7', '/projects/:projectId/tests/:testId', <TestHistory />, fetchImpl);
 
+  it('shows the failed attempts of runs it passed only on retry: in the strip, the counts and its last failure', async () => {
+    const attempt = (id: number, retry: number, status: 'FAILED' | 'PASSED', message: string | null) => ({
+      id,
+      status,
+      retry,
+      durationMs: 5,
+      startedAt: null,
+      message,
+      trace: message ? `at Pay.card(Pay.java:${id})` : null,
+    });
+    const retried = (id: number): HistoryItem => ({
+      ...history()[0],
+      id,
+      runId: 10 + id,
+      status: 'PASSED',
+      message: null,
+      runName: `nightly #${id}`,
+      retry: 1,
+      attempts: [
+        attempt(id * 10, 0, 'FAILED', `Connection reset ${id}`),
+        attempt(id * 10 + 1, 1, 'PASSED', null),
+      ],
+    });
+    const fetchImpl = api({
+      ...routes('VIEWER', () => testCase(7, 'pays by card', { state: 'FLAKY', flakeRate: 1, runs: 2 })),
+      // Newest first, as the API answers.
+      '/api/projects/1/tests/7/history': () => pageOf([retried(2), retried(1)], 0, 100),
+    });
+    show(fetchImpl);
+    const strip = within(await screen.findByRole('list', { name: 'Status in each run, oldest first' }));
+    expect(strip.getAllByRole('listitem').map((li) => li.className)).toEqual([
+      'strip-passed strip-retried',
+      'strip-passed strip-retried',
+    ]);
+    expect(strip.getByText('nightly #2: passed on retry')).toBeTruthy();
+    expect(screen.getByText(/2 passed of 2 that ran, 2 of them only on retry/)).toBeTruthy();
+    const last = within(screen.getByRole('region', { name: 'The last failure' }));
+    expect(last.getByText(/attempt 1 of 2 \(failed\); it passed on retry/)).toBeTruthy();
+    expect(last.getByRole('link', { name: 'nightly #2' })).toBeTruthy();
+    expect(last.getByText('Connection reset 2')).toBeTruthy();
+    expect(last.getByText('at Pay.card(Pay.java:20)')).toBeTruthy();
+    expect(screen.queryByText('It has not failed in these runs.')).toBeNull();
+  });
+
+  it('says when no run reported a duration, rather than draw an empty chart', async () => {
+    const fetchImpl = api({
+      ...routes('VIEWER', () => testCase(7, 'pays by card')),
+      '/api/projects/1/tests/7/history': () => pageOf([{ ...history()[0], durationMs: null }], 0, 100),
+    });
+    show(fetchImpl);
+    expect(await screen.findByText('No durations were reported in these runs.')).toBeTruthy();
+    expect(screen.getByRole('heading', { name: 'Last 1 run' })).toBeTruthy();
+  });
+
   it('shows its state, flake rate and quarantine: the reason, who set it, since and until', async () => {
     const fetchImpl = api(
       routes('VIEWER', () =>

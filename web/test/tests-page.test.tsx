@@ -304,6 +304,14 @@ describe("A project's Tests page", () => {
     expect((await screen.findByRole('alert')).textContent).toBe('sort must be one of: name, flakeRate');
   });
 
+  it('offers no filters for a project that cannot be opened, only why', async () => {
+    const notFound = () => json(404, { status: 404, error: 'Not Found', message: 'Project 1 not found' });
+    const gone = api({ ...routes('OWNER'), '/api/projects/1': notFound, [TESTS]: notFound });
+    renderAt('/projects/1/tests', '/projects/:projectId/tests', <TestsPage />, gone);
+    expect((await screen.findAllByText('Project 1 not found')).length).toBeGreaterThan(0);
+    expect(document.querySelector('.filters')).toBeNull();
+  });
+
   it('shows the loading state while the list is read', async () => {
     let answer: (r: Response) => void = () => undefined;
     const fetchImpl = api({

@@ -5,7 +5,7 @@ import { useApi } from '../session-context';
 import { ErrorMessage, Field, Loaded, noItems, Page, Pager } from '../ui/components';
 import { useUrlState } from '../ui/url-state';
 import { CountBar, PassRate } from '../ui/CountBar';
-import { RelativeTime } from '../ui/relative-time';
+import { RunTime } from '../ui/relative-time';
 
 /** The projects the user can see, and a new one. */
 export function Home() {
@@ -75,8 +75,7 @@ export function Home() {
                               </Link>
                             ) : null}
                             <span className="hint block">
-                              {p.latestRun.status === 'FINISHED' ? 'finished' : 'in progress'}{' '}
-                              <RelativeTime iso={p.latestRun.startedAt} />
+                              <RunTime run={p.latestRun} />
                             </span>
                           </>
                         ) : (

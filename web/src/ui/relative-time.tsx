@@ -52,3 +52,23 @@ export function RelativeTime({ iso }: { iso: string }) {
     </time>
   );
 }
+
+/**
+ * When a run ended, or began while it is in progress: "finished 3 h ago" from its finish (a run that ran for two hours
+ * finished two hours after it started), "in progress, started 5 min ago".
+ */
+export function RunTime({
+  run,
+}: {
+  run: { status: 'IN_PROGRESS' | 'FINISHED'; startedAt: string; finishedAt: string | null };
+}) {
+  return run.status === 'FINISHED' && run.finishedAt ? (
+    <>
+      finished <RelativeTime iso={run.finishedAt} />
+    </>
+  ) : (
+    <>
+      in progress, started <RelativeTime iso={run.startedAt} />
+    </>
+  );
+}

@@ -11,7 +11,7 @@ import { counted, ErrorMessage, formatDuration, Loaded, noItems, Page, Pager } f
 import { CountBar, PassRate } from '../../ui/CountBar';
 import { GateBadge } from '../../ui/gate';
 import { PassRateChart } from '../../ui/charts';
-import { RelativeTime } from '../../ui/relative-time';
+import { RunTime } from '../../ui/relative-time';
 import { SearchField } from '../../ui/SearchField';
 import { useUrlState } from '../../ui/url-state';
 import { ProjectNav } from './ProjectNav';
@@ -280,8 +280,7 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
                     ) : null}
                   </div>
                   <span className="hint run-meta">
-                    {run.status === 'FINISHED' ? 'finished' : 'in progress'}{' '}
-                    <RelativeTime iso={run.startedAt} />
+                    <RunTime run={run} />
                     {' · '}
                     <Link to={`/runs/${run.id}/compare`}>
                       compare<span className="visually-hidden"> {run.name} with the run before</span>

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
-import type { HistoryItem } from '../../api/client';
+import type { HistoryAttempt, HistoryItem } from '../../api/client';
 import { useApi } from '../../session-context';
 import { Loaded, noItems, Page, Pager } from '../../ui/components';
 import { StateBadge } from '../../ui/test-health';
@@ -64,26 +64,44 @@ export function TestHistory() {
   );
 }
 
+/** The last failed or broken attempt of a run's outcome, if any (a pass after it: passed on retry). */
+function failedAttempt(i: HistoryItem): HistoryAttempt | undefined {
+  return i.attempts.findLast((a) => a.status === 'FAILED' || a.status === 'BROKEN');
+}
+
+const failed = (i: HistoryItem) => i.status === 'FAILED' || i.status === 'BROKEN';
+/** Passed in the run, after a failed or broken attempt there: what makes a test flaky by retries alone. */
+const passedOnRetry = (i: HistoryItem) => i.status === 'PASSED' && failedAttempt(i) !== undefined;
+
+/** How a run's outcome reads in the strip: "passed on retry" where it passed after a failed attempt. */
+const statusText = (i: HistoryItem) => (passedOnRetry(i) ? 'passed on retry' : i.status.toLowerCase());
+
 function HistoryView({ items, older }: { items: HistoryItem[]; older: boolean }) {
   // Oldest first, as time goes.
   const ordered = useMemo(() => items.slice().reverse(), [items]);
   const labels = useMemo(() => ordered.map((i) => i.runName), [ordered]);
   const durations = useMemo(() => ordered.map((i) => i.durationMs), [ordered]);
-  const lastFailure = items.find((i) => i.status === 'FAILED' || i.status === 'BROKEN');
+  // A failed attempt counts: a test that passes only on retry has failed, in each of those runs.
+  const lastFailure = items.find((i) => failed(i) || passedOnRetry(i));
+  const attempt = lastFailure && !failed(lastFailure) ? failedAttempt(lastFailure) : undefined;
+  const shown = attempt ?? lastFailure;
   const flipped = flips(ordered);
+  const retried = items.filter(passedOnRetry).length;
   return (
     <>
-      <h2>{older ? `${items.length} earlier runs` : `Last ${items.length} runs`}</h2>
+      <h2>
+        {older ? `${items.length} earlier runs` : `Last ${items.length} run${items.length === 1 ? '' : 's'}`}
+      </h2>
       <ol className="strip" aria-label="Status in each run, oldest first">
         {ordered.map((i) => (
           <li
             key={i.id}
-            className={`strip-${i.status.toLowerCase()}`}
-            title={`${i.runName}: ${i.status.toLowerCase()}`}
+            className={`strip-${i.status.toLowerCase()}${passedOnRetry(i) ? ' strip-retried' : ''}`}
+            title={`${i.runName}: ${statusText(i)}`}
           >
             <Link to={`/runs/${i.runId}`}>
               <span className="visually-hidden">
-                {i.runName}: {i.status.toLowerCase()}
+                {i.runName}: {statusText(i)}
               </span>
             </Link>
           </li>
@@ -94,18 +112,26 @@ function HistoryView({ items, older }: { items: HistoryItem[]; older: boolean })
           ? 'Its outcome did not change in these runs: '
           : `Its outcome changed ${flipped} time${flipped > 1 ? 's' : ''} in these runs. `}
         {items.filter((i) => i.status === 'PASSED').length} passed of{' '}
-        {items.filter((i) => i.status !== 'SKIPPED').length} that ran.
+        {items.filter((i) => i.status !== 'SKIPPED').length} that ran
+        {retried ? `, ${retried} of them only on retry (the strip's red-topped bars)` : ''}.
       </p>
       <h2>Duration</h2>
-      <DurationChart labels={labels} durations={durations} />
+      {durations.some((d) => d !== null) ? (
+        <DurationChart labels={labels} durations={durations} />
+      ) : (
+        <p className="empty">No durations were reported in these runs.</p>
+      )}
       <h2>Last failure</h2>
-      {lastFailure ? (
+      {lastFailure && shown ? (
         <section className="card" aria-label="The last failure">
           <p>
             In <Link to={`/runs/${lastFailure.runId}`}>{lastFailure.runName}</Link>
+            {attempt
+              ? `, attempt ${attempt.retry + 1} of ${lastFailure.attempts.length} (${attempt.status.toLowerCase()}); it passed on retry`
+              : null}
           </p>
-          {lastFailure.message ? <pre className="trace message">{lastFailure.message}</pre> : null}
-          {lastFailure.trace ? <pre className="trace">{lastFailure.trace}</pre> : null}
+          {shown.message ? <pre className="trace message">{shown.message}</pre> : null}
+          {shown.trace ? <pre className="trace">{shown.trace}</pre> : null}
         </section>
       ) : (
         <p className="empty">It has not failed in these runs.</p>

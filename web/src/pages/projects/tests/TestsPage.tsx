@@ -87,39 +87,41 @@ export function TestsPage() {
       {/* No way round a project that cannot be opened. */}
       {project.error ? null : <ProjectNav projectId={projectId} role={role} />}
       {/* Nothing to filter in a project that cannot be opened: its error alone, from the list below. */}
-      <div className="filters tests-filters" role="search" aria-label="Filter tests" hidden={!!project.error}>
-        <SearchField
-          id="tests-q"
-          label="Name"
-          value={filters.q}
-          placeholder="e.g. checkout"
-          onSearch={(value) => set({ q: value }, { replace: true })}
-        />
-        <fieldset className="field state-filter">
-          <legend>State</legend>
-          <div className="state-options">
-            {TEST_STATES.map((s) => (
-              <label key={s} className={`state-option state-${s.toLowerCase()}`} title={STATE_MEANINGS[s]}>
-                <input type="checkbox" checked={states.includes(s)} onChange={() => toggleState(s)} />{' '}
-                {STATE_LABELS[s]}
-              </label>
-            ))}
+      {project.error ? null : (
+        <div className="filters tests-filters" role="search" aria-label="Filter tests">
+          <SearchField
+            id="tests-q"
+            label="Name"
+            value={filters.q}
+            placeholder="e.g. checkout"
+            onSearch={(value) => set({ q: value }, { replace: true })}
+          />
+          <fieldset className="field state-filter">
+            <legend>State</legend>
+            <div className="state-options">
+              {TEST_STATES.map((s) => (
+                <label key={s} className={`state-option state-${s.toLowerCase()}`} title={STATE_MEANINGS[s]}>
+                  <input type="checkbox" checked={states.includes(s)} onChange={() => toggleState(s)} />{' '}
+                  {STATE_LABELS[s]}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+          <div className="field">
+            <label htmlFor="tests-sort">Sort by</label>
+            <select id="tests-sort" value={filters.sort} onChange={(e) => set({ sort: e.target.value })}>
+              {SORTS.some(([value]) => value === filters.sort) ? null : (
+                <option value={filters.sort}>{filters.sort}</option>
+              )}
+              {SORTS.map(([value, label]) => (
+                <option key={value} value={value}>
+                  {label}
+                </option>
+              ))}
+            </select>
           </div>
-        </fieldset>
-        <div className="field">
-          <label htmlFor="tests-sort">Sort by</label>
-          <select id="tests-sort" value={filters.sort} onChange={(e) => set({ sort: e.target.value })}>
-            {SORTS.some(([value]) => value === filters.sort) ? null : (
-              <option value={filters.sort}>{filters.sort}</option>
-            )}
-            {SORTS.map(([value, label]) => (
-              <option key={value} value={value}>
-                {label}
-              </option>
-            ))}
-          </select>
         </div>
-      </div>
+      )}
       {/* A refused quarantine shows in its form, beside the reason typed. */}
       <OutcomeLine of={outcome} only={outcome.errorOf('quarantine') ? [] : undefined} />
       <Loaded
