@@ -304,6 +304,15 @@ describe("A project's Tests page", () => {
     expect((await screen.findByRole('alert')).textContent).toBe('sort must be one of: name, flakeRate');
   });
 
+  it('says a page past the last is past it, and goes back to the first', async () => {
+    const fetchImpl = api(routes('OWNER', () => pageOf([], 4, 20, 27)));
+    renderAt('/projects/1/tests?page=4', '/projects/:projectId/tests', <TestsPage />, fetchImpl);
+    expect(await screen.findByText(/Page 5 is past the last page \(2 pages, 27 tests\)/)).toBeTruthy();
+    expect(screen.queryByText(/No tests yet/)).toBeNull();
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Go to the first page' }));
+    expect(where()).toBe('');
+  });
+
   it('offers no filters for a project that cannot be opened, only why', async () => {
     const notFound = () => json(404, { status: 404, error: 'Not Found', message: 'Project 1 not found' });
     const gone = api({ ...routes('OWNER'), '/api/projects/1': notFound, [TESTS]: notFound });

@@ -129,7 +129,16 @@ export function TestsPage() {
         what="Loading tests"
         isEmpty={noItems}
         empty={
-          filtered ? (
+          // A page past the last (a stale link, tests removed since): the way back, not "no tests".
+          tests.data && tests.data.totalElements > 0 ? (
+            <>
+              Page {page + 1} is past the last page ({counted(tests.data.totalPages, 'page')},{' '}
+              {counted(tests.data.totalElements, 'test')}).{' '}
+              <button type="button" className="link" onClick={() => set({ page: '' })}>
+                Go to the first page
+              </button>
+            </>
+          ) : filtered ? (
             <>
               No tests match these filters.{' '}
               <button type="button" className="link" onClick={() => set({ q: '', state: '' })}>
