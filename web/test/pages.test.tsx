@@ -121,6 +121,19 @@ describe("A project's runs page", () => {
     expect(started.querySelector('time')!.getAttribute('datetime')).toBe(going.startedAt);
   });
 
+  it('says a page past the last is past it, and goes back to the first', async () => {
+    renderAt(
+      '/projects/1?page=3',
+      '/projects/:projectId',
+      <ProjectRuns />,
+      api(routes(() => pageOf([], 3, 20, 21))),
+    );
+    expect(await screen.findByText(/Page 4 is past the last page \(2 pages, 21 runs\)/)).toBeTruthy();
+    expect(screen.queryByText(/No runs yet/)).toBeNull();
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Go to the first page' }));
+    expect(where()).toBe('');
+  });
+
   it('merges live events into the page shown, and refetches on resync', async () => {
     const fetchImpl = api(routes(() => pageOf([run(1, 'first')])));
     renderAt('/projects/1', '/projects/:projectId', <ProjectRuns />, fetchImpl);

@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useId, useState } from 'react';
+import type { Page as ListPage } from '../api/client';
 import { ApiError } from '../api/session';
 
 const PRODUCT = 'Test Management';
@@ -152,6 +153,32 @@ export function Countdown({ seconds, onDone }: { seconds: number; onDone: () => 
 }
 
 /** `n` things in words, the noun in the plural unless there is one: "1 result", "1,000 results". */
+/**
+ * The empty state of a page past a list's last (a stale link, rows removed since): where the list ends, and the way
+ * back to its first page, rather than "nothing here". For a list that has rows (`totalElements` > 0).
+ */
+export function PastLastPage({
+  page,
+  list,
+  noun,
+  onFirst,
+}: {
+  page: number;
+  list: Pick<ListPage<unknown>, 'totalElements' | 'totalPages'>;
+  noun: string;
+  onFirst: () => void;
+}) {
+  return (
+    <>
+      Page {page + 1} is past the last page ({counted(list.totalPages, 'page')},{' '}
+      {counted(list.totalElements, noun)}).{' '}
+      <button type="button" className="link" onClick={onFirst}>
+        Go to the first page
+      </button>
+    </>
+  );
+}
+
 export function counted(n: number, noun: string): string {
   return `${n.toLocaleString()} ${n === 1 ? noun : `${noun}s`}`;
 }

@@ -7,7 +7,16 @@ import { useLiveProject } from '../../live/useLiveProject';
 import { NotifyMe } from './notifications/NotifyMe';
 import { useApi } from '../../session-context';
 import { CI_ATTRIBUTES, CiLink, ciLink } from '../../ui/ci-link';
-import { counted, ErrorMessage, formatDuration, Loaded, noItems, Page, Pager } from '../../ui/components';
+import {
+  counted,
+  ErrorMessage,
+  formatDuration,
+  Loaded,
+  noItems,
+  Page,
+  Pager,
+  PastLastPage,
+} from '../../ui/components';
 import { CountBar, PassRate } from '../../ui/CountBar';
 import { GateBadge } from '../../ui/gate';
 import { PassRateChart } from '../../ui/charts';
@@ -134,7 +143,10 @@ export function ProjectRuns() {
         what="Loading runs"
         isEmpty={noItems}
         empty={
-          filters.stream !== '' && filters.q === '' && filters.status === '' ? (
+          // A page past the last (a stale link, runs deleted since): the way back, not "no runs".
+          runs.data && runs.data.totalElements > 0 ? (
+            <PastLastPage page={page} list={runs.data} noun="run" onFirst={() => set({ page: '' })} />
+          ) : filters.stream !== '' && filters.q === '' && filters.status === '' ? (
             <>
               No runs in the stream <q>{filters.stream}</q>.{' '}
               <button type="button" className="link" onClick={() => set({ stream: '' })}>

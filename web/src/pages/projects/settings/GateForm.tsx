@@ -187,7 +187,10 @@ export function GateForm({ projectId, settings }: { projectId: number; settings:
       ) : null}
       <ErrorMessage error={otherError} />
       {change.isSuccess ? (
-        <Notice>The quality gate is saved: it holds runs that finish from now on.</Notice>
+        <Notice>
+          The quality gate is saved: it holds runs that finish from now on, and the latest run of a stream
+          when a triage or quarantine change has its gate evaluated again.
+        </Notice>
       ) : null}
       <button type="submit" disabled={change.isPending || unchanged}>
         {change.isPending ? 'Saving…' : 'Save the gate'}

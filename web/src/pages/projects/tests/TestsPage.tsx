@@ -3,7 +3,7 @@ import { Fragment, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { roleAtLeast, TEST_STATES, type TestCase, type TestState } from '../../../api/client';
 import { useApi } from '../../../session-context';
-import { counted, Loaded, noItems, Page, Pager } from '../../../ui/components';
+import { counted, Loaded, noItems, Page, Pager, PastLastPage } from '../../../ui/components';
 import { outcomeOf, OutcomeLine, said } from '../../../ui/outcome';
 import { RelativeTime } from '../../../ui/relative-time';
 import { SearchField } from '../../../ui/SearchField';
@@ -131,13 +131,7 @@ export function TestsPage() {
         empty={
           // A page past the last (a stale link, tests removed since): the way back, not "no tests".
           tests.data && tests.data.totalElements > 0 ? (
-            <>
-              Page {page + 1} is past the last page ({counted(tests.data.totalPages, 'page')},{' '}
-              {counted(tests.data.totalElements, 'test')}).{' '}
-              <button type="button" className="link" onClick={() => set({ page: '' })}>
-                Go to the first page
-              </button>
-            </>
+            <PastLastPage page={page} list={tests.data} noun="test" onFirst={() => set({ page: '' })} />
           ) : filtered ? (
             <>
               No tests match these filters.{' '}
