@@ -112,14 +112,15 @@ export class ResultsService {
         if (!run) {
           throw AppError.notFound(`Run ${runId} not found`);
         }
+        const finished = () => AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
         if (run.status === 'FINISHED') {
-          throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
+          throw finished();
         }
         const written = await this.writer.write(tx, run, items);
         if (written.runFinished) {
           // Finished by a request that committed while this batch was being written: its gate did not count this
           // batch, so the batch is refused (rolled back) as if it had come after the finish.
-          throw AppError.conflict(`Run ${runId} is finished; results can no longer be added`);
+          throw finished();
         }
         return { run, ...written, ...(await this.withStoredIds(tx, run, items, written.ids)) };
       }),
