@@ -404,6 +404,9 @@ export interface RetentionPreview {
 
 export type ResultStatus = 'PASSED' | 'FAILED' | 'BROKEN' | 'SKIPPED';
 
+/** Whether a status is a failure: FAILED or BROKEN. */
+export const isFailure = (status: ResultStatus): boolean => status === 'FAILED' || status === 'BROKEN';
+
 export interface Result {
   id: number;
   runId: number;

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
-import type { HistoryAttempt, HistoryItem } from '../../api/client';
+import { type HistoryAttempt, type HistoryItem, isFailure } from '../../api/client';
 import { useApi } from '../../session-context';
 import { Loaded, noItems, Page, Pager } from '../../ui/components';
 import { StateBadge } from '../../ui/test-health';
@@ -66,10 +66,10 @@ export function TestHistory() {
 
 /** The last failed or broken attempt of a run's outcome, if any (a pass after it: passed on retry). */
 function failedAttempt(i: HistoryItem): HistoryAttempt | undefined {
-  return i.attempts.findLast((a) => a.status === 'FAILED' || a.status === 'BROKEN');
+  return i.attempts.findLast((a) => isFailure(a.status));
 }
 
-const failed = (i: HistoryItem) => i.status === 'FAILED' || i.status === 'BROKEN';
+const failed = (i: HistoryItem) => isFailure(i.status);
 /** Passed in the run, after a failed or broken attempt there: what makes a test flaky by retries alone. */
 const passedOnRetry = (i: HistoryItem) => i.status === 'PASSED' && failedAttempt(i) !== undefined;
 

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { Link, useLocation } from 'react-router';
-import type { Attempt, Result } from '../../../api/client';
+import { type Attempt, isFailure, type Result } from '../../../api/client';
 import { useApi } from '../../../session-context';
 import { ErrorMessage, formatMs, Loading } from '../../../ui/components';
 import { type FromResults, resultPath } from './ResultsTable';
@@ -73,7 +73,7 @@ function AttemptItem({
   const texts = useQuery({
     queryKey: ['result', runId, attempt.id],
     queryFn: () => api.getResult(runId, attempt.id),
-    enabled: attempt.status === 'FAILED' || attempt.status === 'BROKEN',
+    enabled: isFailure(attempt.status),
   });
   const message = texts.data?.message ?? null;
   const trace = texts.data?.trace ?? null;
