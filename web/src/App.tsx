@@ -5,7 +5,7 @@ import { AdminSubscription } from './pages/admin/Subscription';
 import { AdminUsers } from './pages/admin/Users';
 import { AcceptInvitation, ForgotPassword, Register, ResetPassword, VerifyEmail } from './pages/Account';
 import { Home } from './pages/Home';
-import { NotFound } from './pages/NotFound';
+import { NotFound, NumericIds } from './pages/NotFound';
 import { ApiKeys } from './pages/profile/ApiKeys';
 import { FailureDetail } from './pages/projects/failures/FailureDetail';
 import { FailuresPage } from './pages/projects/failures/FailuresPage';
@@ -50,18 +50,20 @@ export function App() {
         <Route element={<Private />}>
           <Route path="/" element={<Home />} />
           <Route path="/projects" element={<Home />} />
-          <Route path="/projects/:projectId" element={<ProjectRuns />} />
-          <Route path="/projects/:projectId/import" element={<ImportReport />} />
-          <Route path="/projects/:projectId/tests" element={<TestsPage />} />
-          <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
-          <Route path="/projects/:projectId/settings" element={<SettingsPage />} />
-          <Route path="/projects/:projectId/members" element={<Members />} />
-          <Route path="/projects/:projectId/retention" element={<RetentionPage />} />
-          <Route path="/projects/:projectId/failures" element={<FailuresPage />} />
-          <Route path="/projects/:projectId/failures/:failureId" element={<FailureDetail />} />
-          <Route path="/runs/:runId" element={<RunPage />} />
-          <Route path="/runs/:runId/results/:resultId" element={<ResultPage />} />
-          <Route path="/runs/:runId/compare" element={<ComparePage />} />
+          <Route element={<NumericIds />}>
+            <Route path="/projects/:projectId" element={<ProjectRuns />} />
+            <Route path="/projects/:projectId/import" element={<ImportReport />} />
+            <Route path="/projects/:projectId/tests" element={<TestsPage />} />
+            <Route path="/projects/:projectId/tests/:testId" element={<TestHistory />} />
+            <Route path="/projects/:projectId/settings" element={<SettingsPage />} />
+            <Route path="/projects/:projectId/members" element={<Members />} />
+            <Route path="/projects/:projectId/retention" element={<RetentionPage />} />
+            <Route path="/projects/:projectId/failures" element={<FailuresPage />} />
+            <Route path="/projects/:projectId/failures/:failureId" element={<FailureDetail />} />
+            <Route path="/runs/:runId" element={<RunPage />} />
+            <Route path="/runs/:runId/results/:resultId" element={<ResultPage />} />
+            <Route path="/runs/:runId/compare" element={<ComparePage />} />
+          </Route>
           <Route path="/profile" element={<Navigate to="/profile/api-keys" replace />} />
           <Route path="/profile/api-keys" element={<ApiKeys />} />
           <Route path="/profile/security" element={<Security />} />
