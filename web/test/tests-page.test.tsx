@@ -31,6 +31,20 @@ export const historyItem = (id: number, status: HistoryItem['status']): HistoryI
   attempts: [],
 });
 
+/** A run in which the test failed first and passed on its retry. */
+const passedOnRetry = (id: number): HistoryItem => {
+  const attempt = (retry: number, status: HistoryItem['status']) => ({
+    id: id * 10 + retry,
+    status,
+    retry,
+    durationMs: 10,
+    startedAt: null,
+    message: status === 'FAILED' ? 'timed out' : null,
+    trace: null,
+  });
+  return { ...historyItem(id, 'PASSED'), retry: 1, attempts: [attempt(0, 'FAILED'), attempt(1, 'PASSED')] };
+};
+
 export const project = (role: ProjectRole) => () => ({
   id: 1,
   key: 'SHOP',
@@ -80,7 +94,7 @@ describe("A project's Tests page", () => {
     '/api/projects/1': project(role),
     [TESTS]: tests,
     '/api/projects/1/tests/1/history': () =>
-      pageOf([historyItem(3, 'FAILED'), historyItem(2, 'PASSED'), historyItem(1, 'PASSED')]),
+      pageOf([historyItem(3, 'FAILED'), passedOnRetry(2), historyItem(1, 'PASSED')]),
     '/api/projects/1/tests/2/history': () => pageOf([historyItem(5, 'BROKEN')]),
     '/api/projects/1/tests/3/history': () => pageOf([]),
   });
@@ -161,11 +175,14 @@ describe("A project's Tests page", () => {
     expect(pays.getByText('25 %')).toBeTruthy();
     expect(pays.getByText('over 9 runs')).toBeTruthy();
     // Its last runs, oldest first, in words for a screen reader and each run's name on hover.
-    const strip = await pays.findByRole('img', { name: 'Last 3 runs: 2 passed, 1 failed; latest failed' });
-    expect([...strip.children].map((c) => c.getAttribute('title'))).toEqual([
-      'nightly #1: passed',
-      'nightly #2: passed',
-      'nightly #3: failed',
+    // A run it passed only on retry is told apart, as on its history page.
+    const strip = await pays.findByRole('img', {
+      name: 'Last 3 runs: 1 passed, 1 passed on retry, 1 failed; latest failed',
+    });
+    expect([...strip.children].map((c) => [c.getAttribute('title'), c.className])).toEqual([
+      ['nightly #1: passed', 'mini-strip-passed'],
+      ['nightly #2: passed on retry', 'mini-strip-passed mini-strip-retried'],
+      ['nightly #3: failed', 'mini-strip-failed'],
     ]);
     const failed = pays.getAllByRole('time').find((t) => t.getAttribute('dateTime') === PAYS.lastFailedAt)!;
     expect(failed.getAttribute('title')).toBe(formatDate(PAYS.lastFailedAt));

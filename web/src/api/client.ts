@@ -457,6 +457,19 @@ export interface HistoryItem extends Omit<Result, 'outcome' | 'attempts' | 'pass
   attempts: HistoryAttempt[];
 }
 
+/** The last failed or broken attempt of a run's outcome in a test's history, if any (a pass after it: passed on retry). */
+export function failedAttempt(i: Pick<HistoryItem, 'attempts'>): HistoryAttempt | undefined {
+  return i.attempts.findLast((a) => isFailure(a.status));
+}
+
+/** Passed in the run, after a failed or broken attempt there: what makes a test flaky by retries alone. */
+export const passedOnRetry = (i: Pick<HistoryItem, 'status' | 'attempts'>): boolean =>
+  i.status === 'PASSED' && failedAttempt(i) !== undefined;
+
+/** How a run's outcome reads in a test's history: "passed on retry" where it passed after a failed attempt. */
+export const historyStatusText = (i: Pick<HistoryItem, 'status' | 'attempts'>): string =>
+  passedOnRetry(i) ? 'passed on retry' : i.status.toLowerCase();
+
 export interface AuditEvent {
   id: number;
   at: string;

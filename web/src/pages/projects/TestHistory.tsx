@@ -1,7 +1,13 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useMemo } from 'react';
 import { Link, useParams } from 'react-router';
-import { type HistoryAttempt, type HistoryItem, isFailure } from '../../api/client';
+import {
+  type HistoryItem,
+  failedAttempt,
+  historyStatusText as statusText,
+  isFailure,
+  passedOnRetry,
+} from '../../api/client';
 import { useApi } from '../../session-context';
 import { Loaded, noItems, Page, Pager } from '../../ui/components';
 import { StateBadge } from '../../ui/test-health';
@@ -64,17 +70,7 @@ export function TestHistory() {
   );
 }
 
-/** The last failed or broken attempt of a run's outcome, if any (a pass after it: passed on retry). */
-function failedAttempt(i: HistoryItem): HistoryAttempt | undefined {
-  return i.attempts.findLast((a) => isFailure(a.status));
-}
-
 const failed = (i: HistoryItem) => isFailure(i.status);
-/** Passed in the run, after a failed or broken attempt there: what makes a test flaky by retries alone. */
-const passedOnRetry = (i: HistoryItem) => i.status === 'PASSED' && failedAttempt(i) !== undefined;
-
-/** How a run's outcome reads in the strip: "passed on retry" where it passed after a failed attempt. */
-const statusText = (i: HistoryItem) => (passedOnRetry(i) ? 'passed on retry' : i.status.toLowerCase());
 
 function HistoryView({ items, older }: { items: HistoryItem[]; older: boolean }) {
   // Oldest first, as time goes.

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { type RefObject, useEffect, useRef, useState } from 'react';
-import type { HistoryItem, ResultStatus } from '../../../api/client';
+import { type HistoryItem, historyStatusText, passedOnRetry } from '../../../api/client';
 import { messageOf } from '../../../ui/components';
 import { useApi } from '../../../session-context';
 import { testKeys } from './queries';
@@ -35,18 +35,29 @@ function useSeen(ref: RefObject<Element | null>): boolean {
   return seen;
 }
 
-/** "15 passed, 4 failed, 1 skipped": the strip in words, for those who do not see its colours. */
-export function stripInWords(items: Pick<HistoryItem, 'status'>[]): string {
-  const order: ResultStatus[] = ['PASSED', 'FAILED', 'BROKEN', 'SKIPPED'];
-  const counts = order
-    .map((status) => [status, items.filter((i) => i.status === status).length] as const)
+/**
+ * "13 passed, 2 passed on retry, 4 failed, 1 skipped": the strip in words, for those who do not see its colours (a
+ * pass after a failed attempt counted apart, as the strip marks it).
+ */
+export function stripInWords(items: Pick<HistoryItem, 'status' | 'attempts'>[]): string {
+  const count = (is: (i: Pick<HistoryItem, 'status' | 'attempts'>) => boolean) => items.filter(is).length;
+  const counts: [string, number][] = [
+    ['passed', count((i) => i.status === 'PASSED' && !passedOnRetry(i))],
+    ['passed on retry', count(passedOnRetry)],
+    ...(['FAILED', 'BROKEN', 'SKIPPED'] as const).map((status): [string, number] => [
+      status.toLowerCase(),
+      count((i) => i.status === status),
+    ]),
+  ];
+  return counts
     .filter(([, n]) => n > 0)
-    .map(([status, n]) => `${n} ${status.toLowerCase()}`);
-  return counts.join(', ');
+    .map(([what, n]) => `${n} ${what}`)
+    .join(', ');
 }
 
 /**
- * A test's status in its last 20 runs, oldest first, as a strip of small bars (each run's name and status on hover),
+ * A test's status in its last 20 runs, oldest first, as a strip of small bars (each run's name and status on hover;
+ * a pass after a failed attempt red-topped, as on its history page),
  * read from its history once the row is in view.
  */
 export function RecentStrip({ projectId, testId }: { projectId: number; testId: number }) {
@@ -87,13 +98,13 @@ export function RecentStrip({ projectId, testId }: { projectId: number; testId: 
       ref={ref}
       className="mini-strip"
       role="img"
-      aria-label={`Last ${items.length} ${items.length === 1 ? 'run' : 'runs'}: ${stripInWords(items)}; latest ${last.status.toLowerCase()}`}
+      aria-label={`Last ${items.length} ${items.length === 1 ? 'run' : 'runs'}: ${stripInWords(items)}; latest ${historyStatusText(last)}`}
     >
       {items.map((i) => (
         <span
           key={i.id}
-          className={`mini-strip-${i.status.toLowerCase()}`}
-          title={`${i.runName}: ${i.status.toLowerCase()}`}
+          className={`mini-strip-${i.status.toLowerCase()}${passedOnRetry(i) ? ' mini-strip-retried' : ''}`}
+          title={`${i.runName}: ${historyStatusText(i)}`}
         />
       ))}
     </span>
