@@ -1,4 +1,5 @@
 import type { EntityManager } from 'typeorm';
+import { AppError } from '../common/app-error.js';
 import { DEFAULT_SETTINGS } from '../common/project-settings.js';
 import { queryPrepared } from '../database/prepared.js';
 
@@ -299,6 +300,14 @@ async function signatureIds(
       idOf.set(r.key, String(r.id));
       created.push(String(r.id));
     });
+    if (
+      inserted.length < missing.length &&
+      !(await tx.query('SELECT 1 FROM runs WHERE id = $1', [runId])).length
+    ) {
+      // Nothing is inserted for a run that is gone: deleted since the write began (its results have no foreign key
+      // to hold it). The batch fails as one sent after the delete does.
+      throw AppError.notFound(`Run ${runId} not found`);
+    }
     pending = missing.filter((k) => !idOf.has(k));
     if (!pending.length) {
       return { idOf, created };

@@ -3,6 +3,7 @@ import { DataSource, type EntityManager, type QueryRunner } from 'typeorm';
 import { dataSourceOptions } from '../../../src/database/data-source-options.js';
 import type { DeletedFailures } from '../../../src/results/results-observers.js';
 import { recountSignatures } from '../../../src/triage/signatures-recount.js';
+import { AppError, ErrorCode } from '../../../src/common/app-error.js';
 import { PendingFailures, SignatureIdCache, suggestFor } from '../../../src/triage/signatures.writer.js';
 import { createTestDatabase, TestDatabase } from '../../support/database.js';
 import { FailureSignatures1795780000000 } from '../../../migrations/1795780000000-FailureSignatures.js';
@@ -340,6 +341,23 @@ describe('failure signatures recounted as results are deleted', () => {
       triage: 'TO_INVESTIGATE',
       suggested_from_id: null,
     });
+  });
+
+  it('refuses with 404, not a plain error, the failures of a run deleted since its write began', async () => {
+    // A run's results have no foreign key to it: a delete committed while a batch was written leaves the batch's new
+    // signatures nothing to insert (their first run is read from the run's row).
+    const gone = await newRun();
+    await db.query('DELETE FROM runs WHERE id = $1', [gone]);
+    const refused = await db
+      .transaction((tx) => write(tx, gone, [['1', `GONE-${gone}`]]))
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(AppError);
+    expect(refused).toMatchObject({ code: ErrorCode.NOT_FOUND, message: `Run ${gone} not found` });
+    const [{ n }]: { n: string }[] = await db.query(
+      'SELECT count(*) AS n FROM failure_signatures WHERE key = $1',
+      [`GONE-${gone}`],
+    );
+    expect(Number(n)).toBe(0);
   });
 
   it('meets writes of the same failures and tests without a deadlock, and leaves the counts those of the rows left', async () => {
