@@ -773,6 +773,8 @@ export class ResultsWriter {
    * The second and later tests of one suite and name in a run whose format lists attempts in one element (JUnit's
    * parametrised cases with equal names, say): each gets a test case of its own, by an explicit id made of its
    * place among them (`#2 …`, `#3 …`), so that the same report imported again maps each to the same test case.
+   * A result with a retry above 0 is a further attempt of the element before it of that suite and name, which its
+   * parser wrote out (Surefire's rerun elements, CTRF's retries): it goes to that element's test case.
    */
   private async separateRepeats(
     tx: EntityManager,
@@ -785,26 +787,47 @@ export class ResultsWriter {
     beforeSavepoint: () => Promise<void>,
   ): Promise<void> {
     const inBatch = new Set<number>();
+    // Indexes into `renamed`: the batch's repeats (`#n`), then the attempts of a repeat of an earlier batch.
     const again: number[] = [];
+    const renamed: ResultInput[] = [];
+    // The attempts of this batch's repeats: the item, and the index of its element in `renamed`.
+    const attempts: [item: number, element: number][] = [];
+    // The latest element of each test of the batch, as its index in `renamed` (-1: the test's own, not renamed).
+    const latest = new Map<number, number>();
     for (let i = 0; i < items.length; i++) {
       const testId = Number(testIds[i]);
-      if (seen.has(testId) || inBatch.has(testId)) {
+      const met = seen.has(testId) || inBatch.has(testId);
+      if (met && (items[i].retry ?? 0) > 0) {
+        const element = latest.get(testId);
+        const n = occurrences.get(testId) ?? 1;
+        if (element !== undefined && element >= 0) {
+          attempts.push([i, element]);
+        } else if (element === undefined && n > 1) {
+          // Of the latest repeat of an earlier batch.
+          again.push(i);
+          renamed.push({ ...items[i], testId: `#${n} ${testIdentity(items[i])}` });
+        }
+        continue;
+      }
+      if (met) {
+        const n = (occurrences.get(testId) ?? 1) + 1;
+        occurrences.set(testId, n);
+        latest.set(testId, renamed.length);
         again.push(i);
+        renamed.push({ ...items[i], testId: `#${n} ${testIdentity(items[i])}` });
       } else {
         inBatch.add(testId);
+        latest.set(testId, -1);
       }
     }
     if (!again.length) {
       return;
     }
-    const renamed = again.map((i) => {
-      const testId = Number(testIds[i]);
-      const n = (occurrences.get(testId) ?? 1) + 1;
-      occurrences.set(testId, n);
-      return { ...items[i], testId: `#${n} ${testIdentity(items[i])}` };
-    });
     const separate = await this.testCaseIds(tx, projectId, renamed, [], created, beforeSavepoint);
     again.forEach((i, k) => (testIds[i] = separate[k]));
+    for (const [i, element] of attempts) {
+      testIds[i] = separate[element];
+    }
   }
 
   /**

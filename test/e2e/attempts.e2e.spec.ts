@@ -389,18 +389,95 @@ describe('Attempts and outcomes', () => {
       expect(results).toEqual([expect.objectContaining({ status: 'PASSED', retry: 1, attempts: 2 })]);
     });
 
-    it('keeps Surefire reruns merged in their test case: one attempt a test', async () => {
+    it("imports Surefire's flaky and rerun elements as earlier attempts of their test case, a flaky-only one passed on retry", async () => {
       const file = join(OWN_REPORTS, 'junit', 'surefire-3-rerun-and-flaky.xml');
       const res = await upload('junit', readFileSync(file)).expect(201);
+      // 5 tests, 6 rerun elements: two tests passed only on retry.
       expect(res.body.counts).toEqual({
         total: 5,
         passed: 2,
         failed: 1,
         broken: 1,
         skipped: 1,
-        passedOnRetry: 0,
-        attempts: 5,
+        passedOnRetry: 2,
+        attempts: 11,
       });
+      const results = (await api.get(`/api/runs/${res.body.runId}/results?sort=name,asc`).expect(200)).body
+        .content as {
+        name: string;
+        status: string;
+        retry: number;
+        attempts: number;
+        passedOnRetry: boolean;
+      }[];
+      expect(results.map((r) => [r.name, r.status, r.retry, r.attempts, r.passedOnRetry])).toEqual(
+        expect.arrayContaining([
+          ['reservesStock', 'PASSED', 1, 2, true],
+          ['releasesStock', 'FAILED', 2, 3, false],
+          ['connectsToWarehouse', 'BROKEN', 1, 2, false],
+        ]),
+      );
+      const failed = (
+        await api.get(`/api/runs/${res.body.runId}/results?attempts=all&status=FAILED,BROKEN`).expect(200)
+      ).body.content as { name: string; retry: number; message: string }[];
+      expect(failed.filter((r) => r.name === 'reservesStock')).toEqual([
+        expect.objectContaining({ retry: 0, message: 'expected: <5> but was: <4>' }),
+      ]);
+    });
+
+    it("keeps a repeated JUnit test case's reruns with it: two same-named cases are two tests, each with its attempts", async () => {
+      const report = `<?xml version="1.0"?><testsuite name="s">
+         <testcase classname="R" name="twice"><flakyFailure message="first"/></testcase>
+         <testcase classname="R" name="twice"><failure message="second"/><rerunFailure message="second again"/></testcase>
+       </testsuite>`;
+      const res = await upload('junit', report).expect(201);
+      expect(res.body.counts).toEqual({
+        total: 2,
+        passed: 1,
+        failed: 1,
+        broken: 0,
+        skipped: 0,
+        passedOnRetry: 1,
+        attempts: 4,
+      });
+      const outcomes = async (runId: number) =>
+        (
+          (await api.get(`/api/runs/${runId}/results?attempts=all`).expect(200)).body.content as {
+            testId: number;
+            status: string;
+            retry: number;
+          }[]
+        )
+          .map((r) => [r.testId, r.status, r.retry])
+          .sort((a, b) => Number(a[0]) - Number(b[0]) || Number(a[2]) - Number(b[2]));
+      const [first, second] = [...new Set((await outcomes(res.body.runId)).map(([id]) => id))];
+      expect(await outcomes(res.body.runId)).toEqual([
+        [first, 'FAILED', 0],
+        [first, 'PASSED', 1],
+        [second, 'FAILED', 0],
+        [second, 'FAILED', 1],
+      ]);
+      // Imported again, each attempt goes to the test case it went to.
+      const again = await upload('junit', report).expect(201);
+      expect(await outcomes(again.body.runId)).toEqual(await outcomes(res.body.runId));
+    });
+
+    it('imports CTRF retries as attempts: a flaky test passed on retry, and flaky by its test health', async () => {
+      const file = join(SHARED_REPORTS, 'ctrf', 'ctrf__with-retries.json');
+      const res = await upload('ctrf', readFileSync(file, 'utf8'), '', 'application/json').expect(201);
+      expect(res.body.counts).toEqual({
+        total: 2,
+        passed: 2,
+        failed: 0,
+        broken: 0,
+        skipped: 0,
+        passedOnRetry: 1,
+        attempts: 4,
+      });
+      const flaky = (
+        await api.get(`/api/projects/${projectId}/tests?q=${encodeURIComponent('flaky test')}`).expect(200)
+      ).body.content as { name: string; state: string }[];
+      expect(flaky).toEqual([expect.objectContaining({ name: 'flaky test', state: 'FLAKY' })]);
     });
 
     it('imports a report holding only a suite-level error as one BROKEN test named after the suite; an empty one is 422', async () => {

@@ -94,3 +94,22 @@ export function importedCounts(file: string, expected: Expected): StatusCounts {
   const { format: _format, ...counts } = expected;
   return OUTCOMES[file] ?? counts;
 }
+
+/**
+ * The report's own elements among a parser's results: JUnit (Surefire's rerun elements) and CTRF (`retries`) write
+ * a test's earlier attempts out before its own result, each with the same suite and name and a lower retry; the
+ * corpus counts the test once, by its own result. (TestNG and cucumber write each attempt as an element, counted as
+ * such.)
+ */
+export function elementsOf<T extends { name: string; suite?: string; retry?: number }>(
+  format: ReportFormat,
+  results: T[],
+): T[] {
+  if (format !== 'junit' && format !== 'ctrf') {
+    return results;
+  }
+  return results.filter((r, i) => {
+    const next = results[i + 1];
+    return !(next && next.name === r.name && next.suite === r.suite && (next.retry ?? 0) > (r.retry ?? 0));
+  });
+}

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as theirParse } from 'test-results-parser';
 import { createReportParser } from './parse-report.js';
-import type { ReportFormat } from './report-parser.js';
+import type { ParsedResult, ReportFormat } from './report-parser.js';
+import { elementsOf } from '../../../test/support/report-corpus.js';
 
 /**
  * Our counts against test-results-parser 0.4.6 (npm), an independent implementation, on both corpora.
@@ -97,15 +98,14 @@ interface Counts {
 
 function ours(format: ReportFormat, path: string): Counts {
   const counts: Counts = { total: 0, passed: 0, failedOrBroken: 0, skipped: 0 };
-  const sut = createReportParser(format, {
-    result: ({ status }) => {
-      counts.total++;
-      counts[status === 'PASSED' ? 'passed' : status === 'SKIPPED' ? 'skipped' : 'failedOrBroken']++;
-    },
-    warning: () => undefined,
-  });
+  const results: ParsedResult[] = [];
+  const sut = createReportParser(format, { result: (r) => results.push(r), warning: () => undefined });
   sut.write(readFileSync(path));
   sut.end();
+  for (const { status } of elementsOf(format, results)) {
+    counts.total++;
+    counts[status === 'PASSED' ? 'passed' : status === 'SKIPPED' ? 'skipped' : 'failedOrBroken']++;
+  }
   return counts;
 }
 

@@ -3,12 +3,14 @@ import { JsonBaseParser } from './json-base.parser.js';
 import type { JsonKind, JsonPath, JsonValue } from './json-stream.js';
 import { quote } from './report-fields.js';
 import { ResultDraft } from './result-emitter.js';
-import { MAX_TEXT_CHARS, ReportError, type ReportSink } from './report-parser.js';
+import { MAX_RETRY, MAX_TEXT_CHARS, ReportError, type ReportSink } from './report-parser.js';
+
+/** The most retries of one test written as attempts. */
+const MAX_WRITTEN_RETRIES = 20;
 
 /** Members of a test read over rather than kept: large, and nothing the import stores. */
 const SKIPPED_MEMBERS = new Set([
   'attachments',
-  'retryAttempts',
   'steps',
   'insights',
   'ai',
@@ -62,8 +64,10 @@ function statusOf(status: string): ResultStatus | undefined {
 }
 
 /**
- * CTRF (Common Test Report Format) JSON: every entry of `results.tests` is one result. Only those entries are
- * held, one at a time. A test CTRF marks as retried (`retries`, `flaky`) is one result with that retry count.
+ * CTRF (Common Test Report Format) JSON: every entry of `results.tests` is one test. Only those entries are
+ * held, one at a time. A test CTRF marks as retried (`retries`) is written as its attempts: each retry before the
+ * test's own result (`retryAttempts` gives their statuses and messages; without it, a retry follows a failure), with
+ * retries 0, 1, …, and the test's own result last (a flaky test: passed on retry).
  */
 export class CtrfParser extends JsonBaseParser {
   private sawTests = false;
@@ -133,18 +137,48 @@ export class CtrfParser extends JsonBaseParser {
     draft.stdout = this.lines(value.stdout);
     draft.stderr = this.lines(value.stderr);
 
+    this.attributes(draft, value);
     const retries = value.retries;
     if (typeof retries === 'number' && retries > 0 && Number.isInteger(retries)) {
-      draft.retry = retries;
+      this.emitRetries(draft, Math.min(retries, MAX_RETRY), value.retryAttempts);
+    }
+    this.out.emit(draft);
+  }
+
+  /**
+   * The test's retries before its own result, each as an attempt of it (its name, suite and attributes; the status,
+   * message, trace and duration its entry of `retryAttempts` gives, in the order of their `attempt`), retries 0, 1,
+   * …; the draft is left as it was, its retry the count of retries: its last attempt. At most MAX_WRITTEN_RETRIES are
+   * written (a number in a report is no evidence of that many runs).
+   */
+  private emitRetries(draft: ResultDraft, retries: number, details: JsonValue | undefined): void {
+    const entries = (Array.isArray(details) ? details.filter(isObject) : [])
+      .map((entry, i) => ({ entry, order: typeof entry.attempt === 'number' ? entry.attempt : i }))
+      .sort((a, b) => a.order - b.order)
+      .map(({ entry }) => entry);
+    const written = Math.min(retries, MAX_WRITTEN_RETRIES);
+    if (written < retries) {
       this.out.warn(
         'retries',
-        `Test ${quote(draft.name)} was retried ${retries} times; it was imported once, with its final status and ` +
-          'the number of retries as its retry',
+        `Test ${quote(draft.name)} was retried ${retries} times; its first ${written} retries were imported as ` +
+          'attempts',
       );
     }
-
-    this.attributes(draft, value);
-    this.out.emit(draft);
+    const last = { ...draft };
+    draft.stdout = '';
+    draft.stderr = '';
+    for (let retry = 0; retry < written; retry++) {
+      const entry: JsonObject = entries[retry] ?? {};
+      draft.status = statusOf(text(entry.status)) ?? 'FAILED';
+      draft.message = text(entry.message);
+      draft.trace = text(entry.trace);
+      draft.durationMs =
+        typeof entry.duration === 'number' && entry.duration >= 0 ? Math.round(entry.duration) : NaN;
+      draft.retry = retry;
+      this.out.emit(draft);
+    }
+    Object.assign(draft, last);
+    draft.retry = retries;
   }
 
   protected override finish(): void {

@@ -6,7 +6,8 @@ import { XmlBaseParser } from './xml-base.parser.js';
  * JUnit XML in its flavours (Ant, Surefire/Failsafe, Gradle, pytest, Jest, Mocha, Go, PHPUnit, .NET loggers,
  * cargo-nextest, ...). Every <testcase> anywhere is one result; its status is the worst of its direct children:
  * <error> BROKEN, <failure> FAILED, <skipped> SKIPPED, none PASSED. Surefire's flaky and rerun elements leave
- * the status as it is and set the retry count.
+ * the status as it is: each is an earlier attempt of the test (FAILED, or BROKEN for an error), written before it
+ * with retries 0, 1, …, and the test's own result is its last attempt (a flaky-only test: passed on retry).
  */
 export class JunitParser extends XmlBaseParser {
   /** Enclosing <testsuite> names and timestamps, innermost last. */
@@ -42,8 +43,8 @@ export class JunitParser extends XmlBaseParser {
   private readonly skippedText = new TextBuffer(MAX_TEXT_CHARS);
   private readonly stdout = new TextBuffer(MAX_OUTPUT_CHARS);
   private readonly stderr = new TextBuffer(MAX_OUTPUT_CHARS);
-  private reruns = 0;
-  private flaky = false;
+  /** The test case's Surefire flaky and rerun elements, in order: its earlier attempts. */
+  private readonly reruns: { status: 'FAILED' | 'BROKEN'; message: string }[] = [];
 
   constructor(sink: ReportSink) {
     super('junit', sink);
@@ -106,13 +107,13 @@ export class JunitParser extends XmlBaseParser {
           this.captureInto(this.stderr, depth);
           break;
         case 'flakyFailure':
-        case 'flakyError':
-          this.flaky = true;
-          this.reruns++;
-          break;
         case 'rerunFailure':
+        case 'flakyError':
         case 'rerunError':
-          this.reruns++;
+          this.reruns.push({
+            status: name.endsWith('Error') ? 'BROKEN' : 'FAILED',
+            message: attributes.message ?? attributes.type ?? '',
+          });
           break;
         case 'warning':
           this.out.warn(
@@ -227,13 +228,8 @@ export class JunitParser extends XmlBaseParser {
     }
     draft.stdout = this.stdout.take();
     draft.stderr = this.stderr.take();
-    if (this.reruns > 0) {
-      draft.retry = this.reruns;
-      this.out.warn(
-        'retries',
-        `Test ${quote(draft.name)} was run ${this.reruns + 1} times (Surefire ${this.flaky ? 'flaky' : 'rerun'} ` +
-          'elements); it was imported once, with its final status and the number of reruns as its retry',
-      );
+    if (this.reruns.length > 0) {
+      this.emitReruns();
     }
     this.out.emit(draft);
 
@@ -250,8 +246,28 @@ export class JunitParser extends XmlBaseParser {
     this.failureMessage = '';
     this.failureType = '';
     this.skippedMessage = '';
-    this.reruns = 0;
-    this.flaky = false;
+    this.reruns.length = 0;
+  }
+
+  /**
+   * The test case's rerun elements, each as an attempt of it (its name, suite, start and properties; the element's
+   * status and message), retries 0, 1, …; the draft is left as it was, its retry the next one: its last attempt.
+   */
+  private emitReruns(): void {
+    const draft = this.draft;
+    const last = { ...draft };
+    draft.trace = '';
+    draft.stdout = '';
+    draft.stderr = '';
+    draft.durationMs = NaN;
+    this.reruns.forEach(({ status, message }, retry) => {
+      draft.status = status;
+      draft.message = message;
+      draft.retry = retry;
+      this.out.emit(draft);
+    });
+    Object.assign(draft, last);
+    draft.retry = this.reruns.length;
   }
 
   /** The message attribute, else the first line of the text (Jest writes only text), else the exception type. */

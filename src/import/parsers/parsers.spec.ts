@@ -6,6 +6,7 @@ import { createReportParser, parseReport } from './parse-report.js';
 import type { ParsedResult, ReportFormat } from './report-parser.js';
 import {
   corpus,
+  elementsOf,
   type Expected,
   FORMAT_OF,
   OWN_REPORTS,
@@ -71,7 +72,7 @@ describe.each(CORPORA)('the %s', (_corpus, dir) => {
     const format = FORMAT_OF[want.format];
     const { results } = parse(format, readFileSync(join(dir, file)));
 
-    expect(countsOf(results)).toEqual({
+    expect(countsOf(elementsOf(format, results))).toEqual({
       total: want.total,
       passed: want.passed,
       failed: want.failed,
@@ -192,22 +193,28 @@ describe('junit', () => {
     expect(results[0].trace).toBe('  Error: nope\n    at x');
   });
 
-  it('keeps the status of a Surefire rerun test, sets its retry count and warns once', () => {
+  it("writes a Surefire test's flaky and rerun elements as its earlier attempts, its own status last", () => {
     const { results, warnings } = parse(
       'junit',
       `<testsuite name="S">
-        <testcase name="flaky" classname="C"><flakyFailure message="m"><stackTrace>x</stackTrace></flakyFailure><flakyError/></testcase>
-        <testcase name="broken" classname="C"><error message="e"/><rerunError message="e"/></testcase>
+        <testcase name="flaky" classname="C" time="0.5"><flakyFailure message="m"><stackTrace>x</stackTrace></flakyFailure><flakyError type="E"/><system-out>out</system-out></testcase>
+        <testcase name="broken" classname="C"><error message="e"/><rerunFailure message="r"/></testcase>
+        <testcase name="plain" classname="C"/>
       </testsuite>`,
     );
 
-    expect(results.map((r) => [r.name, r.status, r.retry])).toEqual([
-      ['flaky', 'PASSED', 2],
-      ['broken', 'BROKEN', 1],
+    expect(
+      results.map((r) => [r.name, r.suite, r.status, r.retry, r.message, r.durationMs, r.trace]),
+    ).toEqual([
+      ['flaky', 'C', 'FAILED', undefined, 'm', undefined, undefined],
+      ['flaky', 'C', 'BROKEN', 1, 'E', undefined, undefined],
+      // Its own result: passed on retry, with its time and output.
+      ['flaky', 'C', 'PASSED', 2, undefined, 500, '[stdout]\nout'],
+      ['broken', 'C', 'FAILED', undefined, 'r', undefined, undefined],
+      ['broken', 'C', 'BROKEN', 1, 'e', undefined, undefined],
+      ['plain', 'C', 'PASSED', undefined, undefined, undefined, undefined],
     ]);
-    expect(warnings).toEqual([
-      expect.stringMatching(/^Test "flaky" was run 3 times .*retry \(and 1 more like it\)$/),
-    ]);
+    expect(warnings).toEqual([]);
   });
 
   it('takes the enclosing testsuite as suite when classname is the test title (jest-junit, mocha-junit-reporter)', () => {
@@ -230,9 +237,17 @@ describe('junit', () => {
     );
 
     expect(results).toEqual([
-      expect.objectContaining({ name: 'S', suite: 'S', status: 'BROKEN', message: 'setup failed', trace: 'trace' }),
+      expect.objectContaining({
+        name: 'S',
+        suite: 'S',
+        status: 'BROKEN',
+        message: 'setup failed',
+        trace: 'trace',
+      }),
     ]);
-    expect(warnings).toEqual([expect.stringContaining('it was imported as one BROKEN test named after the suite')]);
+    expect(warnings).toEqual([
+      expect.stringContaining('it was imported as one BROKEN test named after the suite'),
+    ]);
   });
 
   it('warns about a suite-level error beside test cases, which is no test', () => {
@@ -242,7 +257,9 @@ describe('junit', () => {
     );
 
     expect(results).toEqual([expect.objectContaining({ name: 't', status: 'PASSED' })]);
-    expect(warnings).toEqual([expect.stringContaining('Test suite "S" has an <error> or <failure> outside any <testcase>')]);
+    expect(warnings).toEqual([
+      expect.stringContaining('Test suite "S" has an <error> or <failure> outside any <testcase>'),
+    ]);
   });
 
   it('leaves out a start time without an offset, and reads one that names UTC in words', () => {
@@ -565,7 +582,18 @@ describe('ctrf', () => {
 
     const { results } = parse('ctrf', report);
 
+    // Its two retries before it, as attempts: failures (a retry follows one), with what the test says of itself.
+    const attempt = (retry: number) => ({
+      name: 'pays',
+      suite: 'shop.spec.ts > checkout',
+      status: 'FAILED',
+      startedAt: '2025-03-01T10:00:00.000Z',
+      ...(retry ? { retry } : {}),
+      attributes: { tags: '@smoke', owner: 'payments', jira: 'S-1, S-2' },
+    });
     expect(results).toEqual([
+      attempt(0),
+      attempt(1),
       {
         name: 'pays',
         suite: 'shop.spec.ts > checkout',
@@ -579,6 +607,52 @@ describe('ctrf', () => {
       },
       { name: 'later', status: 'SKIPPED' },
       { name: 'odd', status: 'BROKEN' },
+    ]);
+  });
+
+  it("writes a flaky test's retryAttempts as its earlier attempts, in the order of their attempt, and caps many retries", () => {
+    const report = JSON.stringify({
+      results: {
+        tool: { name: 'x' },
+        tests: [
+          {
+            name: 'flaky',
+            status: 'passed',
+            duration: 300,
+            flaky: true,
+            retries: 2,
+            retryAttempts: [
+              { attempt: 2, status: 'failed', duration: 130, message: 'second', trace: 'at b' },
+              { attempt: 1, status: 'other', duration: 120, message: 'first' },
+              { attempt: 3, status: 'passed', duration: 140 },
+            ],
+          },
+          { name: 'stuck', status: 'failed', retries: 1000 },
+        ],
+      },
+    });
+
+    const { results, warnings } = parse('ctrf', report);
+
+    expect(results.slice(0, 3)).toEqual([
+      { name: 'flaky', status: 'BROKEN', durationMs: 120, message: 'first', attributes: { flaky: 'true' } },
+      {
+        name: 'flaky',
+        status: 'FAILED',
+        durationMs: 130,
+        message: 'second',
+        trace: 'at b',
+        retry: 1,
+        attributes: { flaky: 'true' },
+      },
+      { name: 'flaky', status: 'PASSED', durationMs: 300, retry: 2, attributes: { flaky: 'true' } },
+    ]);
+    // A number is no evidence of that many runs: 20 attempts written, the test's own result its 1,000th retry.
+    const stuck = results.slice(3);
+    expect(stuck).toHaveLength(21);
+    expect(stuck.at(-1)).toEqual({ name: 'stuck', status: 'FAILED', retry: 1000 });
+    expect(warnings).toEqual([
+      'Test "stuck" was retried 1000 times; its first 20 retries were imported as attempts',
     ]);
   });
 });
