@@ -388,9 +388,23 @@ async function gateCommand(client, runId, format, gateWait) {
   return gateExit(runId, gate, gateWait);
 }
 
-/** One regular expression matching any of `names` exactly as text (for --testNamePattern, grep -E, -k). @param {string[]} names */
+/** A name's control characters as the escapes a regular expression reads (one line of output, whatever the name). */
+const CONTROL_ESCAPES = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+
+/**
+ * One regular expression (for --testNamePattern, grep -E) matching a test's name when it is one of `names`, as text,
+ * whole or after a space: a runner such as Jest matches its full name, the describe blocks' names and then the
+ * test's ("Cart adds" for a test stored as "adds"). Not a name that merely contains one (`x` is not `ab (x|y)`). On
+ * one line: a line break in a name is written as `\n`.
+ * @param {string[]} names
+ */
 export function namesPattern(names) {
-  return names.map((n) => n.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')).join('|');
+  const alternatives = names.map((n) =>
+    n
+      .replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')
+      .replace(/[\n\r\t]/g, (c) => CONTROL_ESCAPES[/** @type {'\n' | '\r' | '\t'} */ (c)]),
+  );
+  return `(^| )(${alternatives.join('|')})$`;
 }
 
 /**

@@ -465,6 +465,10 @@ describe('the tms command', () => {
       }
       expect(pattern.test('stays in')).toBe(false);
       expect(pattern.test('adds 1+11 fast')).toBe(false);
+      // A name is matched whole (or after a describe block's name), not inside another.
+      expect(pattern.test('plain names')).toBe(false);
+      expect(pattern.test('plain name either')).toBe(false);
+      expect(pattern.test('the plain name, again')).toBe(false);
       const plain = await tms(['quarantine', '--project', String(projectId)]);
       expect(plain.stdout.trimEnd().split('\n').sort()).toEqual([...names].sort());
     },
