@@ -43,4 +43,13 @@ describe('the default stream of a run', () => {
     expect(defaultStream('57', {}, ['branch'])).toBe('#');
     expect(defaultStream('58', { branch: 'main' }, ['branch'])).toBe('# · main');
   });
+
+  it('keeps 200 characters of a long stream, never half of one (an emoji is two UTF-16 units)', () => {
+    const stream = defaultStream(`${'a'.repeat(199)}😀b`, {}, []);
+    expect([...stream]).toHaveLength(200);
+    expect(stream.endsWith('a😀')).toBe(true);
+    expect(defaultStream('nightly', { branch: '😀'.repeat(300) }, ['branch'])).toBe(
+      `nightly · ${'😀'.repeat(190)}`,
+    );
+  });
 });

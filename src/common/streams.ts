@@ -36,6 +36,9 @@ export function streamBase(name: string): string {
   return base;
 }
 
+/** The longest stream, in characters (runs.stream). */
+const MAX_STREAM_CHARS = 200;
+
 /** A run's default stream: see above. */
 export function defaultStream(
   name: string,
@@ -49,5 +52,7 @@ export function defaultStream(
       parts.push(value);
     }
   }
-  return parts.join(STREAM_SEPARATOR).slice(0, 200);
+  const stream = parts.join(STREAM_SEPARATOR);
+  // 200 characters (the column's), not UTF-16 units: a cut there could halve an emoji, leaving a lone surrogate.
+  return stream.length > MAX_STREAM_CHARS ? [...stream].slice(0, MAX_STREAM_CHARS).join('') : stream;
 }
