@@ -202,6 +202,34 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
     await page.context().close();
   }, 60_000);
 
+  it("gives a result's name the row's width on a phone: the name above its status and duration, the row grown to both", async () => {
+    const page = await ui.adminPage();
+    await page.setViewportSize(WIDTHS.phone);
+    await page.goto(`${ui.base}/runs/${latest}`);
+    const row = page.getByTestId(`result-${ids.retry}`);
+    const name = row.getByRole('link', { name: 'pays by card with 3-D Secure' });
+    await name.waitFor();
+    const [rowBox, nameBox, statusBox, durationBox] = await Promise.all(
+      [row, name, row.locator('.c-status'), row.locator('.c-duration')].map(
+        async (l) => (await l.boundingBox())!,
+      ),
+    );
+    // The whole name in view, on its own line (it was cut to "pays by c…" beside the status), the retried test's
+    // expander beside it inside the row.
+    expect(
+      await name.evaluate(
+        (el: { scrollWidth: number; clientWidth: number }) => el.scrollWidth <= el.clientWidth,
+      ),
+    ).toBe(true);
+    expect(statusBox.y).toBeGreaterThanOrEqual(nameBox.y + nameBox.height - 1);
+    expect(durationBox.y).toBeGreaterThanOrEqual(nameBox.y + nameBox.height - 1);
+    const expander = (await row.locator('button.expander').boundingBox())!;
+    expect(expander.y).toBeGreaterThanOrEqual(rowBox.y);
+    expect(statusBox.y + statusBox.height).toBeLessThanOrEqual(rowBox.y + rowBox.height);
+    await page.screenshot({ path: join(SHOTS, 'results-phone.png') });
+    await page.context().close();
+  }, 60_000);
+
   /**
    * How light the trend chart's y-axis labels are, 0 (black) to 1 (white): the mean luminance of the opaque pixels
    * in the canvas left of the plot, where uPlot writes them.

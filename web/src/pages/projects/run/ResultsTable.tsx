@@ -5,6 +5,7 @@ import { useApi } from '../../../session-context';
 import { counted, ErrorMessage, formatMs, Loading } from '../../../ui/components';
 import { usePagedRows } from '../../../ui/paged-rows';
 import { TestMark } from '../../../ui/test-health';
+import { PHONE, useMediaQuery } from '../../../ui/use-media-query';
 import { nextSort, parseSort, sortInWords } from '../../../ui/url-state';
 import { useMarkedTests } from '../tests/queries';
 import { AttemptBadge, AttemptList } from './Attempts';
@@ -13,6 +14,8 @@ import type { Filters, SetFilters } from './filters';
 /** Rows a page of the API holds, and a row's height: the virtualised table reads 100 rows at a time. */
 const PAGE_SIZE = 100;
 const ROW_HEIGHT = 40;
+/** On a phone, a row is two lines: the test's name across it, its status and duration under it (styles.css). */
+const PHONE_ROW_HEIGHT = 60;
 
 const COLUMNS: { field: string; label: string; className: string }[] = [
   { field: 'name', label: 'Test', className: 'c-name' },
@@ -56,6 +59,7 @@ export function ResultsTable({
   const api = useApi();
   const marks = useMarkedTests(projectId);
   const location = useLocation();
+  const rowHeight = useMediaQuery(PHONE) ? PHONE_ROW_HEIGHT : ROW_HEIGHT;
   const opened = (location.state as { opened?: number } | null)?.opened;
   const scroller = useRef<HTMLDivElement>(null);
   const [window, setWindow] = useState<{ first: number; last: number }>();
@@ -79,7 +83,7 @@ export function ResultsTable({
   const virtualizer = useVirtualizer({
     count: rows.total ?? 0,
     getScrollElement: () => scroller.current,
-    estimateSize: () => ROW_HEIGHT,
+    estimateSize: () => rowHeight,
     overscan: 12,
     // Until the scroller is measured (and where nothing is laid out, as in jsdom): the first screenful.
     initialRect: { width: 1000, height: 600 },
@@ -107,6 +111,10 @@ export function ResultsTable({
     },
     [virtualizer],
   );
+  useEffect(() => {
+    // A phone turned to or from the width of two-line rows: every row's place again.
+    virtualizer.measure();
+  }, [rowHeight, virtualizer]);
   useEffect(() => {
     if (scroller.current) {
       scroller.current.scrollTop = 0;
@@ -195,7 +203,7 @@ export function ResultsTable({
                     .join(' ')}
                   style={{
                     transform: `translateY(${item.start}px)`,
-                    height: expanded ? undefined : ROW_HEIGHT,
+                    height: expanded ? undefined : rowHeight,
                   }}
                   data-testid={r ? `result-${r.id}` : undefined}
                 >
