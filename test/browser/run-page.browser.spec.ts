@@ -49,6 +49,15 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
       }));
       if (i === 12) {
         results.push(
+          // Passed on retry: the runs list says so beside the failures.
+          {
+            name: 'retries the refund',
+            suite: 'Refunds',
+            status: 'FAILED',
+            message: 'timed out',
+            durationMs: 50,
+          },
+          { name: 'retries the refund', suite: 'Refunds', status: 'PASSED', retry: 1, durationMs: 40 },
           {
             name: 'pays by card with 3-D Secure',
             suite: 'Checkout',
@@ -195,6 +204,18 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
     await ui.check(page, 'runs');
     await page.setViewportSize(WIDTHS.phone);
     expect(await scrollsSideways(page.locator('.table-wrap'))).toBe(false);
+    // The failed count, the new failures and the passed on retry in their cell, wrapped (not under the count bar),
+    // on a narrow phone too.
+    await page.setViewportSize({ width: 320, height: 700 });
+    const failed = row.locator('td.c-failed');
+    await failed.getByText('+1 on retry').waitFor();
+    expect(await scrollsSideways(failed)).toBe(false);
+    const [failedBox, barBox] = [
+      (await failed.boundingBox())!,
+      (await row.locator('.countbar').boundingBox())!,
+    ];
+    expect(failedBox.x + failedBox.width).toBeLessThanOrEqual(barBox.x);
+    await page.setViewportSize(WIDTHS.phone);
     const rate = row.locator('.rate');
     expect(await rate.textContent()).toMatch(/%$/);
     const box = (await rate.boundingBox())!;

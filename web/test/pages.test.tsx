@@ -134,6 +134,22 @@ describe("A project's runs page", () => {
     expect(where()).toBe('');
   });
 
+  it('says once that a project cannot be opened, with nothing to filter and the way back to the projects', async () => {
+    const missing = () => json(404, { status: 404, error: 'Not Found', message: 'Project 1 not found' });
+    renderAt(
+      '/projects/1',
+      '/projects/:projectId',
+      <ProjectRuns />,
+      api({ '/api/projects/1': missing, '/api/projects/1/runs': missing, '/api/projects/1/trend': missing }),
+    );
+    expect(await screen.findByText('Project 1 not found')).toBeTruthy();
+    expect(screen.getAllByText('Project 1 not found')).toHaveLength(1);
+    expect(screen.queryByLabelText('Name')).toBeNull();
+    expect(screen.queryByRole('link', { name: 'Tests' })).toBeNull();
+    expect(screen.queryByRole('heading', { name: 'Runs' })).toBeNull();
+    expect(screen.getByRole('link', { name: 'Go to your projects' }).getAttribute('href')).toBe('/');
+  });
+
   it('merges live events into the page shown, and refetches on resync', async () => {
     const fetchImpl = api(routes(() => pageOf([run(1, 'first')])));
     renderAt('/projects/1', '/projects/:projectId', <ProjectRuns />, fetchImpl);

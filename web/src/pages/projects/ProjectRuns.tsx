@@ -94,6 +94,17 @@ export function ProjectRuns() {
   const name = project.data?.name ?? `Project ${projectId}`;
   const role = project.data?.role;
   const openRun = useCallback((runId: number) => void navigate(`/runs/${runId}`), [navigate]);
+  if (project.error) {
+    // A project that cannot be opened (gone, never there, not yours): said once, with nothing to filter or follow.
+    return (
+      <Page title={name}>
+        <ErrorMessage error={project.error} />
+        <p>
+          <Link to="/">Go to your projects</Link>
+        </p>
+      </Page>
+    );
+  }
   return (
     <Page
       title={name}
