@@ -298,6 +298,38 @@ describe('The run page when its results fail', () => {
   });
 });
 
+describe('The run page when the run cannot be read', () => {
+  it('says not found only for a 404, and offers to ask again when the service failed', async () => {
+    let fails = true;
+    const fetchImpl = api({
+      '/api/runs/5': () =>
+        fails
+          ? json(503, { status: 503, error: 'Service Unavailable', message: 'The database is unavailable' })
+          : run(5, 'nightly'),
+      '/api/runs/5/results': () => pageOf([]),
+    });
+    renderAt('/runs/5', '/runs/:runId', <RunPage />, fetchImpl);
+    expect((await screen.findByRole('heading', { level: 1 })).textContent).toBe('Run could not be loaded');
+    expect(screen.getByRole('alert').textContent).toContain('The database is unavailable');
+    fails = false;
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Try again' }));
+    expect(await screen.findByRole('heading', { level: 1, name: 'nightly' })).toBeTruthy();
+  });
+
+  it('titles a run the API does not know "not found", with nothing to retry', async () => {
+    renderAt(
+      '/runs/6',
+      '/runs/:runId',
+      <RunPage />,
+      api({
+        '/api/runs/6': () => json(404, { status: 404, error: 'Not Found', message: 'Run 6 not found' }),
+      }),
+    );
+    expect((await screen.findByRole('heading', { level: 1 })).textContent).toBe('Run not found');
+    expect(screen.queryByRole('button', { name: 'Try again' })).toBeNull();
+  });
+});
+
 describe('Failure groups', () => {
   it('shows each cause with its count, and picks one to filter by', async () => {
     const groups: FailureGroup[] = [

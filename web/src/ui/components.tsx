@@ -39,15 +39,39 @@ export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-export function ErrorMessage({ error }: { error: unknown }) {
+/**
+ * An error in words; with `onRetry`, and when asking again may help (not a 404 or 403: the service or the network
+ * failed), a button to ask again.
+ */
+export function ErrorMessage({ error, onRetry }: { error: unknown; onRetry?: () => void }) {
   if (!error) {
     return null;
   }
+  const retry = onRetry && !(error instanceof ApiError && (error.status === 404 || error.status === 403));
   return (
     <p className="error" role="alert">
       {messageOf(error)}
+      {retry ? (
+        <>
+          {' '}
+          <button type="button" className="link" onClick={onRetry}>
+            Try again
+          </button>
+        </>
+      ) : null}
     </p>
   );
+}
+
+/** The title of a page whose `what` could not be read: not found only when the API said so. */
+export function failedTitle(what: string, error: unknown): string {
+  if (error instanceof ApiError && error.status === 404) {
+    return `${what} not found`;
+  }
+  if (error instanceof ApiError && error.status === 403) {
+    return `${what}: no access`;
+  }
+  return `${what} could not be loaded`;
 }
 
 export function Notice({ children }: { children: ReactNode }) {

@@ -3,7 +3,7 @@ import { useEffect } from 'react';
 import { Link, useLocation, useParams } from 'react-router';
 import type { Attempt, ResultDetail } from '../../api/client';
 import { useApi } from '../../session-context';
-import { ErrorMessage, formatDate, formatMs, Loading, Page } from '../../ui/components';
+import { ErrorMessage, failedTitle, formatDate, formatMs, Loading, Page } from '../../ui/components';
 import { CopyButton } from '../../ui/CopyButton';
 import { type FromResults, resultPath } from './run/ResultsTable';
 
@@ -47,9 +47,9 @@ export function ResultPage() {
   }
   if (result.error || !result.data) {
     return (
-      <Page title="Result not found">
+      <Page title={failedTitle('Result', result.error)}>
         {back}
-        <ErrorMessage error={result.error} />
+        <ErrorMessage error={result.error} onRetry={() => void result.refetch()} />
       </Page>
     );
   }

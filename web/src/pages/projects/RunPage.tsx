@@ -3,7 +3,7 @@ import { useCallback, useState } from 'react';
 import { type Run, roleAtLeast } from '../../api/client';
 import { Link, useParams } from 'react-router';
 import { useApi } from '../../session-context';
-import { ErrorMessage, Loaded, Page } from '../../ui/components';
+import { ErrorMessage, failedTitle, Loaded, Page } from '../../ui/components';
 import { useUrlState } from '../../ui/url-state';
 import { PinMarker } from './ProjectRuns';
 import { RUN_KEYS } from './run/filters';
@@ -30,8 +30,8 @@ export function RunPage() {
   const onRows = useCallback(() => setRowsShown(true), []);
   if (run.error) {
     return (
-      <Page title="Run not found">
-        <ErrorMessage error={run.error} />
+      <Page title={failedTitle('Run', run.error)}>
+        <ErrorMessage error={run.error} onRetry={() => void run.refetch()} />
         <p>
           <Link to="/projects">All projects</Link>
         </p>
