@@ -199,6 +199,11 @@ describe('Admin → Audit', () => {
           event({}),
           event({ id: 2, type: 'PROJECT_DELETED', target: 'project:2', targetLabel: 'project #2 (deleted)' }),
           event({
+            id: 4,
+            type: 'PROJECT_SETTINGS_CHANGED',
+            details: { changed: { gate: { enabled: true, maxFailed: 0 } } },
+          }),
+          event({
             id: 3,
             type: 'LOGIN_FAILURE',
             actorEmail: null,
@@ -211,8 +216,14 @@ describe('Admin → Audit', () => {
     renderAt('/admin/audit', '/admin/audit', <AdminAudit />, fetchImpl);
     expect(await screen.findByRole('cell', { name: 'project Web shop · key: WEB' })).toBeTruthy();
     expect(screen.getByRole('cell', { name: 'project #2 (deleted) · key: WEB' })).toBeTruthy();
-    expect(screen.getAllByRole('cell', { name: 'admin@tms.local' })).toHaveLength(2);
+    expect(screen.getAllByRole('cell', { name: 'admin@tms.local' })).toHaveLength(3);
     expect(screen.getByRole('cell', { name: 'user #9' })).toBeTruthy();
     expect(screen.queryByText(/project:1/)).toBeNull();
+    // An object's value with spaces to wrap at, not one unbroken run of JSON.
+    expect(
+      screen.getByRole('cell', {
+        name: 'project Web shop · changed: { "gate": { "enabled": true, "maxFailed": 0 } }',
+      }),
+    ).toBeTruthy();
   });
 });

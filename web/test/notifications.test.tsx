@@ -92,7 +92,13 @@ describe('The notifications section of the project settings', () => {
     renderAt('/projects/1/settings', '/projects/:projectId/settings', section('OWNER'), fetchImpl);
     expect(await screen.findByText('No webhooks yet.')).toBeTruthy();
     await user.click(screen.getByRole('button', { name: 'Add a webhook' }));
-    const form = screen.getByRole('form', { name: 'Add a webhook' });
+    let form = screen.getByRole('form', { name: 'Add a webhook' });
+    // Opened with its first field focused; Escape closes it, as Cancel does.
+    expect(document.activeElement).toBe(within(form).getByLabelText('Payload URL'));
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('form', { name: 'Add a webhook' })).toBeNull();
+    await user.click(screen.getByRole('button', { name: 'Add a webhook' }));
+    form = screen.getByRole('form', { name: 'Add a webhook' });
     await user.type(within(form).getByLabelText('Payload URL'), 'http://10.0.0.1/hook');
     await user.click(within(form).getByRole('checkbox', { name: /failure\.new/ }));
     await user.click(within(form).getByRole('button', { name: 'Add webhook' }));

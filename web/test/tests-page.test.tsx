@@ -250,9 +250,10 @@ describe("A project's Tests page", () => {
       reason: 'Times out on staging, BUG-12',
       until: endOfDay('2099-12-31'),
     });
-    // The form closes and the list is read again: the row now offers the release.
+    // The form closes and the list is read again: the row now offers the release, and has the focus back.
     expect(screen.queryByRole('form', { name: 'Quarantine pays by card' })).toBeNull();
-    expect(await screen.findByRole('button', { name: 'Release pays by card' })).toBeTruthy();
+    const release = await screen.findByRole('button', { name: 'Release pays by card' });
+    await waitFor(() => expect(document.activeElement).toBe(release));
   });
 
   it("shows the API's refusal of a quarantine in its form, the reason kept", async () => {
@@ -272,6 +273,13 @@ describe("A project's Tests page", () => {
     expect(screen.getAllByRole('alert')).toHaveLength(1);
     await user.click(form.getByRole('button', { name: 'Cancel' }));
     expect(screen.queryByRole('form', { name: 'Quarantine pays by card' })).toBeNull();
+    // Escape closes it too, the focus back on the button that opened it.
+    const opener = screen.getByRole('button', { name: 'Quarantine pays by card' });
+    await user.click(opener);
+    expect(document.activeElement).toBe(screen.getByLabelText('Reason'));
+    await user.keyboard('{Escape}');
+    expect(screen.queryByRole('form', { name: 'Quarantine pays by card' })).toBeNull();
+    await waitFor(() => expect(document.activeElement).toBe(opener));
   });
 
   it('lets a MAINTAINER release a quarantined test from its row', async () => {

@@ -118,7 +118,9 @@ export function AdminAudit() {
                       </td>
                       <td data-label="Who">{e.actorEmail ?? (e.actorId ? `user #${e.actorId}` : '—')}</td>
                       <td data-label="From">{e.ip ?? '—'}</td>
-                      <td data-label="What">{describe(e) || '—'}</td>
+                      <td data-label="What" className="audit-what">
+                        {describe(e) || '—'}
+                      </td>
                     </tr>
                   ))}
                 </tbody>
@@ -141,7 +143,8 @@ function describe(e: AuditEvent): string {
   const count = typeof details.count === 'number' && details.count > 1 ? ` ×${details.count}` : '';
   delete details.count;
   const rest = Object.entries(details)
-    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
+    // A value that is an object on one line, with spaces to wrap at ({ "gate": { "enabled": true } }).
+    .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v, null, 1).replace(/\n\s*/g, ' ')}`)
     .join(', ');
   return [targetInWords(e), rest].filter(Boolean).join(' · ') + count;
 }

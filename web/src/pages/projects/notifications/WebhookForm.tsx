@@ -1,6 +1,7 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 import { type Webhook, WEBHOOK_EVENTS, type WebhookEvent, type WebhookInput } from '../../../api/client';
 import { ErrorMessage, Field } from '../../../ui/components';
+import { useEscape } from '../../../ui/use-escape';
 
 const EVENT_LABELS: Record<(typeof WEBHOOK_EVENTS)[number], string> = {
   'run.finished': 'a run finished',
@@ -30,6 +31,8 @@ export function WebhookForm({
   const [format, setFormat] = useState<WebhookInput['format']>(webhook?.format ?? 'standard');
   const [active, setActive] = useState(webhook?.active ?? true);
   const id = webhook ? `webhook-${webhook.id}` : 'webhook-new';
+  const form = useRef<HTMLFormElement>(null);
+  useEscape(form, onCancel);
   const toggle = (event: WebhookEvent, on: boolean) =>
     setEvents((list) => (on ? [...list, event] : list.filter((e) => e !== event)));
   return (
@@ -41,9 +44,12 @@ export function WebhookForm({
         e.preventDefault();
         onSubmit({ url: url.trim(), events, format, ...(webhook ? { active } : {}) });
       }}
+      ref={form}
     >
       <Field
         label="Payload URL"
+        // Opened by a button: its first field is where the user goes next.
+        autoFocus
         name="url"
         type="url"
         inputMode="url"

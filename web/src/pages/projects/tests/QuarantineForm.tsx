@@ -1,6 +1,7 @@
-import { type FormEvent, useId, useState } from 'react';
+import { type FormEvent, useId, useRef, useState } from 'react';
 import type { QuarantineRequest } from '../../../api/client';
 import { ErrorMessage } from '../../../ui/components';
+import { useEscape } from '../../../ui/use-escape';
 
 /** The longest reason the API takes (a sentence or two, not a report). */
 export const MAX_REASON = 1000;
@@ -38,6 +39,8 @@ export function QuarantineForm({
   const [until, setUntil] = useState('');
   const [tried, setTried] = useState(false);
   const id = useId();
+  const form = useRef<HTMLFormElement>(null);
+  useEscape(form, pending ? undefined : onCancel);
   const min = today();
   const reasonProblem = !reason.trim()
     ? 'Say why: the reason shows to everyone who sees the test.'
@@ -47,6 +50,7 @@ export function QuarantineForm({
   const untilProblem = until && until < min ? 'The last day cannot be in the past.' : undefined;
   return (
     <form
+      ref={form}
       className="quarantine-form"
       aria-label={`Quarantine ${testName}`}
       noValidate

@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Fragment, useState } from 'react';
+import { Fragment, useEffect, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { roleAtLeast, TEST_STATES, type TestCase, type TestState } from '../../../api/client';
 import { useApi } from '../../../session-context';
@@ -74,6 +74,23 @@ export function TestsPage() {
   const { quarantine, release } = useQuarantineActions(projectId);
   // The row whose quarantine form is open, if any: one at a time.
   const [opened, setOpened] = useState<number>();
+  // The test whose row's action takes the focus back once its form closes (and its button is there and enabled
+  // again: after a quarantine, the list read anew shows Release): looked for after each render until found.
+  const refocus = useRef<number>(undefined);
+  useEffect(() => {
+    const button =
+      refocus.current === undefined
+        ? null
+        : document.querySelector<HTMLButtonElement>(`button[data-test-action="${refocus.current}"]`);
+    if (button && !button.disabled) {
+      button.focus();
+      refocus.current = undefined;
+    }
+  });
+  const closeForm = (id: number) => {
+    refocus.current = id;
+    setOpened(undefined);
+  };
   const outcome = outcomeOf({
     quarantine: said(quarantine, (_, { test }) => `${test.name} is quarantined.`),
     release: said(release, (_, test) => `${test.name} is released from quarantine.`),
@@ -203,12 +220,9 @@ export function TestsPage() {
                               testName={t.name}
                               pending={quarantine.isPending}
                               error={quarantine.error}
-                              onCancel={() => setOpened(undefined)}
+                              onCancel={() => closeForm(t.id)}
                               onSubmit={(request) =>
-                                quarantine.mutate(
-                                  { test: t, request },
-                                  { onSuccess: () => setOpened(undefined) },
-                                )
+                                quarantine.mutate({ test: t, request }, { onSuccess: () => closeForm(t.id) })
                               }
                             />
                           </td>
@@ -317,6 +331,7 @@ function TestRow({
               type="button"
               className="secondary"
               aria-label={`Release ${test.name}`}
+              data-test-action={test.id}
               disabled={busy}
               onClick={onRelease}
             >
@@ -327,6 +342,7 @@ function TestRow({
               type="button"
               className="secondary"
               aria-label={`Quarantine ${test.name}`}
+              data-test-action={test.id}
               aria-expanded={formOpen}
               disabled={busy}
               onClick={onQuarantine}
