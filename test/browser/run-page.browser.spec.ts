@@ -251,6 +251,34 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
     await page.context().close();
   }, 60_000);
 
+  it('keeps names without a space to break at inside the page: the projects list, the runs list, the trend title', async () => {
+    // 200 characters of one word: a project, a run and its stream (branch) named so.
+    const word = (c: string) => c.repeat(200);
+    const long = (await call('POST', '/api/projects', { key: 'LONGWORD', name: word('x') }))!.id;
+    const run = (await call('POST', `/api/projects/${long}/runs`, {
+      name: word('R'),
+      attributes: { branch: word('b') },
+    }))!;
+    await call('POST', `/api/runs/${run.id}/results`, { results: [{ name: word('t'), status: 'PASSED' }] });
+    await call('POST', `/api/runs/${run.id}/finish`, {});
+    const page = await ui.adminPage();
+    await page.goto(`${ui.base}/`);
+    await page.getByRole('link', { name: word('x') }).waitFor();
+    // The short values beside them keep their words: the role is not broken into "owne / r".
+    const role = page.getByRole('row', { name: new RegExp(word('x')) }).getByRole('cell', { name: 'owner' });
+    const lines = await role.evaluate((cell) => {
+      const range = cell.ownerDocument.createRange();
+      range.selectNodeContents(cell);
+      return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+    });
+    expect(lines).toBe(1);
+    await ui.shoot(page, 'projects-long-names');
+    await page.goto(`${ui.base}/projects/${long}`);
+    await page.getByRole('link', { name: word('R'), exact: true }).waitFor();
+    await ui.shoot(page, 'runs-long-names');
+    await page.context().close();
+  }, 60_000);
+
   /**
    * How light the trend chart's y-axis labels are, 0 (black) to 1 (white): the mean luminance of the opaque pixels
    * in the canvas left of the plot, where uPlot writes them.

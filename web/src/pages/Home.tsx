@@ -57,11 +57,13 @@ export function Home() {
                 <tbody>
                   {data.content.map((p) => (
                     <tr key={p.id} data-testid={`project-${p.id}`}>
-                      <td>
-                        <Link to={`/projects/${p.id}`}>{p.name}</Link>
+                      <td className="c-name-cell">
+                        <Link to={`/projects/${p.id}`} dir="auto">
+                          {p.name}
+                        </Link>
                         <span className="hint block">{p.key}</span>
                       </td>
-                      <td>
+                      <td className="c-name-cell">
                         {p.latestRun ? (
                           <>
                             <Link to={`/runs/${p.latestRun.id}`}>{p.latestRun.name}</Link>{' '}

@@ -287,7 +287,7 @@ export function RunsTable({ runs, showStream }: { runs: Run[]; showStream: boole
               <tr key={run.id} data-testid={`run-${run.id}`}>
                 <td className="c-run">
                   <div className="run-line">
-                    <Link to={`/runs/${run.id}`} className="run-name">
+                    <Link to={`/runs/${run.id}`} className="run-name" dir="auto">
                       {run.name}
                     </Link>
                     <RunGateBadge run={run} />

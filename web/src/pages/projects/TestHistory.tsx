@@ -119,7 +119,7 @@ function HistoryView({ items, older }: { items: HistoryItem[]; older: boolean })
       )}
       <h2>Last failure</h2>
       {lastFailure && shown ? (
-        <section className="card" aria-label="The last failure">
+        <section className="card history-failure" aria-label="The last failure">
           <p>
             In <Link to={`/runs/${lastFailure.runId}`}>{lastFailure.runName}</Link>
             {attempt

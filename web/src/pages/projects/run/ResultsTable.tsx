@@ -224,7 +224,7 @@ export function ResultsTable({
                             </span>
                           </button>
                         ) : null}
-                        <Link to={resultPath(runId, r.id)} state={from} title={r.name}>
+                        <Link to={resultPath(runId, r.id)} state={from} title={r.name} dir="auto">
                           {r.name}
                         </Link>
                         <TestMark {...marks.get(r.testId)} />

@@ -289,7 +289,7 @@ function TestRow({
   return (
     <tr data-testid={`test-${test.id}`} className={formOpen ? 'opened' : undefined}>
       <td className="c-test">
-        <Link to={`/projects/${projectId}/tests/${test.id}`} className="test-name">
+        <Link to={`/projects/${projectId}/tests/${test.id}`} className="test-name" dir="auto">
           {test.name}
         </Link>
         {test.suite ? <span className="hint block test-suite">{test.suite}</span> : null}
