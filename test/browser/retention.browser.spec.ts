@@ -67,6 +67,8 @@ describe('Retention, in the browser', () => {
 
     await form.getByRole('button', { name: 'Save retention' }).click();
     await page.getByText('Retention saved.').waitFor();
+    // Asked first (it cannot be undone): accepted.
+    page.once('dialog', (dialog) => void dialog.accept());
     await page.getByRole('button', { name: 'Clean up now' }).click();
     await page.getByText('Removed 6 runs and 240 results.').waitFor();
     await page.getByText('Nothing would be removed now.').waitFor();

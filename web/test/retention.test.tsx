@@ -123,7 +123,14 @@ describe('The retention section', { timeout: 20_000 }, () => {
     const user = userEvent.setup();
     const fetchImpl = retentionApi('OWNER', { keepDays: null, keepRuns: 20 });
     renderAt('/projects/1/retention', '/projects/:projectId/retention', <RetentionPage />, fetchImpl);
+    // Asked first: declined, nothing is removed.
+    const confirm = vi.spyOn(window, 'confirm').mockReturnValueOnce(false).mockReturnValueOnce(true);
     await user.click(await screen.findByRole('button', { name: 'Clean up now' }));
+    expect(confirm).toHaveBeenCalledWith(
+      expect.stringMatching(/^Remove now the runs this policy does not keep/),
+    );
+    expect(requests(fetchImpl, 'POST', '/api/projects/1/retention/run')).toHaveLength(0);
+    await user.click(screen.getByRole('button', { name: 'Clean up now' }));
     expect(await screen.findByText('Removed 12 runs and 480,000 results.')).toBeTruthy();
     expect(requests(fetchImpl, 'POST', '/api/projects/1/retention/run')).toHaveLength(1);
   });

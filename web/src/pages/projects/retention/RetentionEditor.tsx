@@ -221,7 +221,16 @@ function RetentionForm({
           className="secondary"
           disabled={runNow.isPending || !unchanged}
           title={unchanged ? undefined : 'Save the policy first'}
-          onClick={() => runNow.mutate()}
+          onClick={() => {
+            // Deletes runs for good: asked first, as removing a member or a key is.
+            if (
+              window.confirm(
+                'Remove now the runs this policy does not keep, with their results? Pinned runs and runs in progress stay. This cannot be undone.',
+              )
+            ) {
+              runNow.mutate();
+            }
+          }}
         >
           {runNow.isPending ? 'Cleaning up…' : 'Clean up now'}
         </button>
