@@ -84,5 +84,11 @@ describe('ImportReport', () => {
       '4f2a9c1',
       'staging',
     ]);
+    // Imported: the file is let go (Import again would be the same run twice); the build's fields stay.
+    expect(await screen.findByRole('link', { name: 'Open the run' })).toBeTruthy();
+    expect((screen.getByLabelText(/Drop a report here/) as HTMLInputElement).value).toBe('');
+    expect(screen.queryByText(/^Selected:/)).toBeNull();
+    expect((screen.getByRole('button', { name: 'Import' }) as HTMLButtonElement).disabled).toBe(true);
+    expect((screen.getByLabelText('Branch (optional)') as HTMLInputElement).value).toBe('main');
   });
 });

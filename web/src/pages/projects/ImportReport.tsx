@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { type DragEvent, type FormEvent, useState } from 'react';
+import { type DragEvent, type FormEvent, useRef, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { type Project, roleAtLeast, type RunCounts } from '../../api/client';
 import { ApiError } from '../../api/session';
@@ -100,6 +100,7 @@ function ImportForm({ project }: { project: Project }) {
   const { session } = useSession();
   const projectId = project.id;
   const [file, setFile] = useState<File | undefined>();
+  const fileInput = useRef<HTMLInputElement>(null);
   const [format, setFormat] = useState('auto');
   const [runName, setRunName] = useState('');
   // Run attributes, and so the run's stream: the branch, commit and environment the report is of.
@@ -136,6 +137,13 @@ function ImportForm({ project }: { project: Project }) {
           return upload(url, token, file, setProgress);
         }),
       );
+      // Imported: the file and the run's name are let go, so that Import again is not the same run twice. The
+      // branch, commit and environment stay for the next report of the same build.
+      setFile(undefined);
+      setRunName('');
+      if (fileInput.current) {
+        fileInput.current.value = '';
+      }
     } catch (e) {
       setError(e);
     } finally {
@@ -171,7 +179,12 @@ function ImportForm({ project }: { project: Project }) {
           onDrop={drop}
         >
           <label htmlFor="report-file">Drop a report here, or choose one</label>
-          <input id="report-file" type="file" onChange={(e) => setFile(e.target.files?.[0])} />
+          <input
+            id="report-file"
+            type="file"
+            ref={fileInput}
+            onChange={(e) => setFile(e.target.files?.[0])}
+          />
           <p className="hint">
             JUnit XML (and its flavours), TestNG, NUnit, xUnit.net, TRX, Cucumber JSON or CTRF; a .zip of
             many, or a .gz.
