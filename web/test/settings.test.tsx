@@ -124,11 +124,21 @@ describe("A project's settings page", () => {
       expect([label, input.getAttribute('aria-invalid')]).toEqual([label, 'true']);
       return document.getElementById(input.getAttribute('aria-describedby')!)!.textContent;
     };
-    expect(described('Minimum runs')).toBe('A whole number from 2 to 10.');
+    expect(described('Minimum runs')).toBe('A whole number from 2 to 10 (the window).');
     expect(described('Flip rate threshold (%)')).toBe('A percentage from 0 to 100.');
     expect(described('Release after passing runs')).toBe('A whole number from 1 to 100.');
     expect(flaky.getByLabelText('Window (runs)').getAttribute('aria-invalid')).toBeNull();
     expect(bodies(fetchImpl)).toEqual([]);
+    // A window out of range is its own problem: the minimum is not told "from 2 to 2" for it.
+    await user.clear(flaky.getByLabelText('Window (runs)'));
+    await user.type(flaky.getByLabelText('Window (runs)'), '1');
+    await user.clear(flaky.getByLabelText('Minimum runs'));
+    await user.type(flaky.getByLabelText('Minimum runs'), '3');
+    expect(described('Window (runs)')).toBe('A whole number from 2 to 500.');
+    expect(flaky.getByLabelText('Minimum runs').getAttribute('aria-invalid')).toBeNull();
+    await user.clear(flaky.getByLabelText('Minimum runs'));
+    await user.type(flaky.getByLabelText('Minimum runs'), '1');
+    expect(described('Minimum runs')).toBe('A whole number from 2 to the window.');
   });
 
   it("shows the API's 400 beside the fields it names, and what names none under the form", async () => {

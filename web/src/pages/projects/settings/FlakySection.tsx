@@ -89,7 +89,11 @@ function FlakyForm({ settings, change }: { settings: Flaky; change: ReturnType<t
   const windowValue = wholeNumber(window);
   const mine: Record<keyof Flaky, string | undefined> = {
     window: rangeProblem(window, ...FLAKY_BOUNDS.window),
-    minRuns: rangeProblem(minRuns, 2, windowValue !== undefined && windowValue >= 2 ? windowValue : 2),
+    // At most the window: its number when the window is one, else in words (not "from 2 to 2" for a window of 1).
+    minRuns:
+      windowValue !== undefined && rangeProblem(window, ...FLAKY_BOUNDS.window) === undefined
+        ? rangeProblem(minRuns, 2, windowValue) && `A whole number from 2 to ${windowValue} (the window).`
+        : rangeProblem(minRuns, 2, FLAKY_BOUNDS.window[1]) && 'A whole number from 2 to the window.',
     flipRate:
       fractionOf(flipRate) === undefined || fractionOf(flipRate)! > 1
         ? 'A percentage from 0 to 100.'
