@@ -365,6 +365,33 @@ describe("A retried test's row", () => {
       ]).map((t) => [t.testId, t.failures.map((f) => f.id)]),
     ).toEqual([[2, [3, 4]]]);
   });
+
+  it('lists the tests passed on retry by name as people read it, ten at first, then all', async () => {
+    const failed = (testId: number, name: string) =>
+      result(testId * 10, testId, { name, status: 'FAILED', outcome: false, attempts: null });
+    // The API's text order: "case 1", "case 10", "case 11", "case 2", …
+    const names = Array.from({ length: 12 }, (_, i) => `case ${i + 1}`).sort();
+    expect(retriedTests(names.map((n, i) => failed(i + 1, n))).map((t) => t.name)).toEqual(
+      Array.from({ length: 12 }, (_, i) => `case ${i + 1}`),
+    );
+    const fetchImpl = api({
+      '/api/runs/5': () => ({ ...run(5, 'nightly', 'nightly'), counts: counts({ passedOnRetry: 12 }) }),
+      '/api/runs/5/results': (url) =>
+        url.searchParams.get('attempts') === 'all'
+          ? pageOf(names.map((n, i) => failed(i + 1, n)))
+          : pageOf([]),
+    });
+    renderAt('/runs/5', '/runs/:runId', <RunPage />, fetchImpl);
+    const list = await screen.findByTestId('passed-on-retry');
+    expect(
+      within(list)
+        .getAllByRole('link')
+        .map((a) => a.textContent),
+    ).toEqual(Array.from({ length: 10 }, (_, i) => `case ${i + 1}`));
+    await userEvent.setup().click(screen.getByRole('button', { name: 'Show all 12' }));
+    expect(within(list).getAllByRole('link')).toHaveLength(12);
+    expect(screen.queryByRole('button', { name: /^Show all/ })).toBeNull();
+  });
 });
 
 // The WebSocket stub's act warnings are not this file's subject.

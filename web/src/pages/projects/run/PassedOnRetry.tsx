@@ -1,4 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
 import { Link, useLocation } from 'react-router';
 import type { Result } from '../../../api/client';
 import { useApi } from '../../../session-context';
@@ -32,8 +33,14 @@ export function retriedTests(failedAttempts: Result[]): RetriedTest[] {
     test.failures.push(r);
     tests.set(r.testId, test);
   }
-  return [...tests.values()];
+  // By name as people read it: "case 2" before "case 10".
+  return [...tests.values()].sort((a, b) => NAMES.compare(a.name, b.name) || a.testId - b.testId);
 }
+
+const NAMES = new Intl.Collator(undefined, { numeric: true, sensitivity: 'base' });
+
+/** Retried tests listed before "Show all": the run's results come after them. */
+const SHOWN = 10;
 
 /** The run's tests that passed on retry, in a list of their own: marked, and never among the failures. */
 export function PassedOnRetry({ runId, count }: { runId: number; count: number }) {
@@ -50,6 +57,7 @@ export function PassedOnRetry({ runId, count }: { runId: number; count: number }
       }),
   });
   const from: FromResults = { search: location.search };
+  const [all, setAll] = useState(false);
   return (
     <section aria-labelledby="retried-title" className="card">
       <h2 id="retried-title">
@@ -69,7 +77,7 @@ export function PassedOnRetry({ runId, count }: { runId: number; count: number }
           ) : (
             <>
               <ul className="retried-list" data-testid="passed-on-retry">
-                {tests.map((t) => (
+                {(all ? tests : tests.slice(0, SHOWN)).map((t) => (
                   <li key={t.testId}>
                     <Link to={resultPath(runId, t.failures[0].id)} state={from}>
                       {t.name}
@@ -88,6 +96,11 @@ export function PassedOnRetry({ runId, count }: { runId: number; count: number }
                   </li>
                 ))}
               </ul>
+              {!all && tests.length > SHOWN ? (
+                <button type="button" className="link" onClick={() => setAll(true)}>
+                  Show all {tests.length.toLocaleString()}
+                </button>
+              ) : null}
               {tests.length < count ? (
                 <p className="hint">
                   {tests.length} of {count} shown: the others failed beyond the first {ATTEMPTS_READ} failed
