@@ -197,7 +197,8 @@ export function ChangesTable({ items, projectId }: { items: TestChange[]; projec
   const marks = useMarkedTests(projectId);
   return (
     <div className="table-wrap">
-      <table>
+      {/* On a phone, stacked: the test, then before and now on one line, then the message across the width. */}
+      <table className="stacked changes">
         <thead>
           <tr>
             <th scope="col">Test</th>
@@ -214,10 +215,10 @@ export function ChangesTable({ items, projectId }: { items: TestChange[]; projec
                 <TestMark {...marks.get(t.testId)} />
                 {t.suite ? <span className="hint block">{t.suite}</span> : null}
               </td>
-              <td>
+              <td className="c-before" data-label="Before">
                 <StatusText status={t.baseStatus} />
               </td>
-              <td>
+              <td className="c-now" data-label="Now">
                 <StatusText status={t.headStatus} />
               </td>
               <td className="message-cell">{t.message ? <code>{t.message}</code> : null}</td>
