@@ -103,6 +103,11 @@ describe('The web UI in Chromium, against the built service on embedded defaults
     const key = (await page.getByTestId('new-token').textContent())!.trim();
     expect(await page.getByText('you will not see it again').count()).toBe(1);
     await check(page, 'api-keys-created');
+    // On a phone each key is a stacked row: its Revoke in view, not past the screen's edge in a table to scroll.
+    await page.setViewportSize(WIDTHS.phone);
+    const revoke = (await page.getByRole('button', { name: 'Revoke nightly CI' }).boundingBox())!;
+    expect(revoke.x + revoke.width).toBeLessThanOrEqual(WIDTHS.phone.width);
+    await page.setViewportSize(WIDTHS.desktop);
     // Dark, as the system asks.
     await page.emulateMedia({ colorScheme: 'dark' });
     await page.screenshot({ path: join(SHOTS, 'api-keys-created-dark.png'), fullPage: true });

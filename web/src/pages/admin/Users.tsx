@@ -37,7 +37,8 @@ export function AdminUsers() {
         {(data) => (
           <>
             <div className="table-wrap">
-              <table>
+              {/* On a phone, stacked: each user's sign-in, dates and switches in view, not off the screen's edge. */}
+              <table className="stacked">
                 <thead>
                   <tr>
                     <th scope="col">Id</th>
@@ -52,12 +53,12 @@ export function AdminUsers() {
                 <tbody>
                   {data.content.map((u) => (
                     <tr key={u.id}>
-                      <td>{u.id}</td>
+                      <td data-label="Id">{u.id}</td>
                       <td>{u.fullName}</td>
                       <td>{u.email}</td>
-                      <td>{u.authSource === 'LDAP' ? 'Directory' : 'Local'}</td>
-                      <td>{formatDate(u.createdAt)}</td>
-                      <td>
+                      <td data-label="Sign-in">{u.authSource === 'LDAP' ? 'Directory' : 'Local'}</td>
+                      <td data-label="Created">{formatDate(u.createdAt)}</td>
+                      <td data-label="Admin">
                         <input
                           type="checkbox"
                           aria-label={`${u.fullName} is an administrator`}
@@ -66,7 +67,7 @@ export function AdminUsers() {
                           onChange={(e) => update.mutate({ id: u.id, changes: { admin: e.target.checked } })}
                         />
                       </td>
-                      <td>
+                      <td data-label="Enabled">
                         <input
                           type="checkbox"
                           aria-label={`${u.fullName} may sign in`}

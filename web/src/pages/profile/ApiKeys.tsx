@@ -95,7 +95,8 @@ export function ApiKeys() {
       <Loaded query={keys} what="Loading keys" isEmpty={noItems} empty={<>No API keys yet.</>}>
         {(data) => (
           <div className="table-wrap">
-            <table>
+            {/* On a phone, stacked: each key's dates and Revoke in view, not off the screen's edge. */}
+            <table className="stacked">
               <thead>
                 <tr>
                   <th scope="col">Name</th>
@@ -112,12 +113,12 @@ export function ApiKeys() {
                 {data.content.map((key) => (
                   <tr key={key.id}>
                     <td>{key.name}</td>
-                    <td>
+                    <td data-label="Prefix">
                       <code>{key.prefix}…</code>
                     </td>
-                    <td>{formatDate(key.createdAt)}</td>
-                    <td>{key.expiresAt ? formatDate(key.expiresAt) : 'never'}</td>
-                    <td>{key.lastUsedAt ? formatDate(key.lastUsedAt) : 'never'}</td>
+                    <td data-label="Created">{formatDate(key.createdAt)}</td>
+                    <td data-label="Expires">{key.expiresAt ? formatDate(key.expiresAt) : 'never'}</td>
+                    <td data-label="Last used">{key.lastUsedAt ? formatDate(key.lastUsedAt) : 'never'}</td>
                     <td>
                       <button
                         type="button"

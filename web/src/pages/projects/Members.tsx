@@ -54,7 +54,8 @@ export function Members() {
         {(data) => (
           <>
             <div className="table-wrap">
-              <table>
+              {/* On a phone, stacked: each member's role, how, and Remove in view, not off the screen's edge. */}
+              <table className="stacked">
                 <caption className="visually-hidden">Members and their roles</caption>
                 <thead>
                   <tr>
@@ -76,7 +77,7 @@ export function Members() {
                         {m.userId === me?.id ? ' (you)' : ''}
                         <span className="hint block">{m.email}</span>
                       </td>
-                      <td>
+                      <td data-label="Role">
                         {owner && m.via === 'DIRECT' ? (
                           <select
                             aria-label={`Role of ${m.email}`}
@@ -96,7 +97,7 @@ export function Members() {
                           m.role.toLowerCase()
                         )}
                       </td>
-                      <td>{m.via === 'DIRECT' ? 'direct' : 'a group'}</td>
+                      <td data-label="Through">{m.via === 'DIRECT' ? 'direct' : 'a group'}</td>
                       {owner ? (
                         <td>
                           {m.via === 'DIRECT' ? (
