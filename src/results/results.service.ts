@@ -285,6 +285,7 @@ export class ResultsService {
     const keys = testKeyOrder(page.sort);
     const continuable = keys.every((k) => CURSOR_SORTS.includes(k.field));
     const list = {
+      p: String(projectId),
       s: orderOf(keys),
       q: (query.q ?? '') + (states ? `\u0000${[...states].sort().join(',')}` : ''),
     };

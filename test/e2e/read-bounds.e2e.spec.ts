@@ -295,9 +295,20 @@ describe('Reads are bounded: list parameters once each and capped, text capped, 
       await refused(`cursor=${nextCursor}&q=test`, /^cursor belongs to another sort or q/);
       await refused('cursor=nonsense', /^cursor is not one this list gave out/);
       const forged = Buffer.from(
-        JSON.stringify({ s: 'suite,ASC;name,ASC;id,ASC', q: '', k: ['a', 'b', '1; DROP'], o: 0, n: 0 }),
+        JSON.stringify({
+          p: String(bigProject),
+          s: 'suite,ASC;name,ASC;id,ASC',
+          q: '',
+          k: ['a', 'b', '1; DROP'],
+          o: 0,
+          n: 0,
+        }),
       ).toString('base64url');
       await refused(`cursor=${forged}`, /^cursor is not one this list gave out/);
+      // Another project's list: not continued here (with the other project's total).
+      const other = (await get(`/api/projects/${projectId}/tests?size=1`).expect(200)).body
+        .nextCursor as string;
+      await refused(`cursor=${other}`, /^cursor belongs to another project's tests/);
     });
 
     /**
