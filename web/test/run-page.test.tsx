@@ -181,6 +181,19 @@ describe("A result's own page", () => {
     ).toBeTruthy();
   });
 
+  it("leads from a failing result to its failure across runs, with the failure's triage", async () => {
+    renderResult(
+      api({
+        '/api/runs/5': () => run,
+        '/api/runs/5/results/3': () =>
+          detail({ failure: { signatureId: 12, isNew: true, triage: 'PRODUCT_BUG', issue: null } }),
+      }),
+    );
+    const link = await screen.findByRole('link', { name: '#12' });
+    expect(link.getAttribute('href')).toBe(`/projects/${run.projectId}/failures/12`);
+    expect(screen.getByText('product bug', { exact: false, selector: '.triage' })).toBeTruthy();
+  });
+
   it('says so when a result reported no message or trace, and shows no empty sections', async () => {
     renderResult(
       api({

@@ -6,6 +6,7 @@ import { useApi } from '../../session-context';
 import { ErrorMessage, failedTitle, formatDate, formatMs, Loading, Page } from '../../ui/components';
 import { CopyButton } from '../../ui/CopyButton';
 import { type FromResults, resultPath } from './run/ResultsTable';
+import { TriageBadge } from './failures/triage';
 
 /**
  * One result on a page of its own (a link to it can be shared): its status, message and stack trace in full, wrapped
@@ -56,13 +57,13 @@ export function ResultPage() {
   return (
     <Page title={result.data.name}>
       {back}
-      <ResultDetails result={result.data} />
+      <ResultDetails result={result.data} projectId={run.data?.projectId} />
     </Page>
   );
 }
 
 /** What a result says, each part under a heading of its own. */
-export function ResultDetails({ result }: { result: ResultDetail }) {
+export function ResultDetails({ result, projectId }: { result: ResultDetail; projectId?: number }) {
   const attributes = Object.entries(result.attributes ?? {});
   return (
     <>
@@ -92,6 +93,19 @@ export function ResultDetails({ result }: { result: ResultDetail }) {
             <div>
               <dt>Started</dt>
               <dd>{formatDate(result.startedAt)}</dd>
+            </div>
+          ) : null}
+          {result.failure && projectId !== undefined ? (
+            // Its cause across runs: where it is triaged, its history and the tests it hits.
+            <div>
+              <dt>Failure</dt>
+              <dd>
+                <Link to={`/projects/${projectId}/failures/${result.failure.signatureId}`}>
+                  #{result.failure.signatureId}
+                </Link>{' '}
+                <TriageBadge triage={result.failure.triage} />
+                {result.failure.isNew ? <span className="badge badge-new">new</span> : null}
+              </dd>
             </div>
           ) : null}
         </dl>
