@@ -65,7 +65,7 @@ describe('Project settings, in the browser', () => {
     // Out of bounds: said beside the field, nothing sent.
     await flaky.getByLabel('Minimum runs').fill('40');
     await flaky.getByRole('button', { name: 'Save the policy' }).click();
-    await flaky.getByText('A whole number from 2 to 30.').waitFor();
+    await flaky.getByText('A whole number from 2 to 30 (the window).').waitFor();
     expect(await flaky.getByLabel('Minimum runs').getAttribute('aria-invalid')).toBe('true');
     expect((await api('GET', `/api/projects/${projectId}/settings`)) as object).toMatchObject({
       flaky: { minRuns: 5 },

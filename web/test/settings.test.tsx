@@ -1,4 +1,4 @@
-import { screen, waitFor, within } from '@testing-library/react';
+import { cleanup, screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import type { ProjectRole, ProjectSettings } from '../src/api/client';
@@ -64,13 +64,10 @@ describe("A project's settings page", () => {
     expect((flaky.getByLabelText('Release after passing runs') as HTMLInputElement).value).toBe('10');
     const streams = within(screen.getByRole('region', { name: 'Streams' }));
     expect((streams.getByLabelText('Attributes') as HTMLInputElement).value).toBe('branch, env');
-    const values = (name: string) =>
-      within(screen.getByRole('region', { name }))
-        .getAllByRole('definition')
-        .map((d) => d.textContent);
-    // The gate (GateForm) and, for an owner, retention (RetentionEditor) are edited in their sections; triage is read.
+    // The gate (GateForm), triage and, for an owner, retention (RetentionEditor) are edited in their sections.
     expect(within(screen.getByRole('region', { name: 'Quality gate' })).getByRole('form')).toBeTruthy();
-    expect(values('Failure triage')).toEqual(['80 % (0.8)']);
+    const triage = within(screen.getByRole('region', { name: 'Failure triage' }));
+    expect((triage.getByLabelText('Similarity (%)') as HTMLInputElement).value).toBe('80');
     expect(screen.getByRole('region', { name: 'Retention' }).querySelector('input')).toBeTruthy();
     expect(screen.getByRole('region', { name: 'Notifications' })).toBeTruthy();
     // An owner changes retention: no word about who may.
@@ -103,6 +100,32 @@ describe("A project's settings page", () => {
     const form = within(screen.getByRole('form', { name: 'Flaky tests policy' }));
     expect((form.getByLabelText('Window (runs)') as HTMLInputElement).value).toBe('50');
     expect((form.getByLabelText('Flip rate threshold (%)') as HTMLInputElement).value).toBe('12.5');
+  });
+
+  it('lets a MAINTAINER change the triage similarity, checked before it is sent; a VIEWER reads it', async () => {
+    const saved = { ...SETTINGS, triage: { similarity: 0.65 } };
+    const fetchImpl = api(routes('MAINTAINER', () => saved));
+    renderSettings(fetchImpl);
+    const triage = within(await screen.findByRole('form', { name: 'Failure triage' }));
+    const save = triage.getByRole('button', { name: 'Save the similarity' });
+    expect((save as HTMLButtonElement).disabled).toBe(true);
+    const user = userEvent.setup();
+    await user.clear(triage.getByLabelText('Similarity (%)'));
+    await user.type(triage.getByLabelText('Similarity (%)'), '120');
+    await user.click(save);
+    expect(triage.getByText('A percentage from 0 to 100.')).toBeTruthy();
+    expect(bodies(fetchImpl)).toEqual([]);
+    await user.clear(triage.getByLabelText('Similarity (%)'));
+    await user.type(triage.getByLabelText('Similarity (%)'), '65');
+    await user.click(triage.getByRole('button', { name: 'Save the similarity' }));
+    expect(await screen.findByText('The triage similarity is saved.')).toBeTruthy();
+    expect(bodies(fetchImpl)).toEqual([{ triage: { similarity: 0.65 } }]);
+    cleanup();
+
+    renderSettings(api(routes('VIEWER')));
+    const read = within(await screen.findByRole('region', { name: 'Failure triage' }));
+    expect(read.getAllByRole('definition').map((d) => d.textContent)).toEqual(['80 % (0.8)']);
+    expect(read.queryByRole('form')).toBeNull();
   });
 
   it('says what is out of bounds beside the field before sending anything', async () => {

@@ -49,7 +49,7 @@ export function SettingsPage() {
             <FlakySection projectId={projectId} settings={settings.data.flaky} canEdit={canEdit} />
             <StreamsSection projectId={projectId} settings={settings.data.streams} canEdit={canEdit} />
             <GateSection projectId={projectId} settings={settings.data.gate} canEdit={canEdit} />
-            <TriageSection settings={settings.data.triage} />
+            <TriageSection projectId={projectId} settings={settings.data.triage} canEdit={canEdit} />
             <RetentionSection projectId={projectId} settings={settings.data.retention} role={role} />
             <NotificationsSection projectId={projectId} role={role} />
           </div>
