@@ -74,6 +74,8 @@ export class AppConfig {
     pauseMs: number;
     pausePercent: number;
     purgePollMs: number;
+    /** SVC_V2_PENDING_TTL, in seconds. */
+    pendingTtlSeconds: number;
   };
   /** Live updates: the ping interval; the sockets allowed per user, per address, unauthenticated per address. */
   readonly live: {
@@ -162,6 +164,7 @@ export class AppConfig {
       pauseMs: env.SVC_RETENTION_PAUSE_MS,
       pausePercent: env.SVC_RETENTION_PAUSE_PERCENT,
       purgePollMs: parseDurationSeconds(env.SVC_RETENTION_PURGE_POLL)! * 1000,
+      pendingTtlSeconds: parseDurationSeconds(env.SVC_V2_PENDING_TTL)!,
     };
     this.import = {
       maxBytes: byteSize(env.SVC_IMPORT_MAX_BYTES, 'SVC_IMPORT_MAX_BYTES'),

@@ -78,6 +78,25 @@ export class RetentionRepository {
   }
 
   /** The projects with a retention policy (either bound set), not being deleted. */
+  /**
+   * V2 messages that waited for their run longer than `ttlSeconds` (pending_ingest), deleted `batch` at a time,
+   * oldest first: how many.
+   */
+  async expirePending(ttlSeconds: number, batch: number): Promise<number> {
+    let expired = 0;
+    for (;;) {
+      const [, deleted]: [unknown[], number] = await this.db.query(
+        `DELETE FROM pending_ingest WHERE id IN (
+           SELECT id FROM pending_ingest WHERE created_at < now() - make_interval(secs => $1) ORDER BY id LIMIT $2)`,
+        [ttlSeconds, batch],
+      );
+      expired += deleted;
+      if (deleted < batch) {
+        return expired;
+      }
+    }
+  }
+
   async projectsWithPolicy(): Promise<{ id: string; keep: Keep }[]> {
     const rows: { id: string; settings: unknown }[] = await this.db.query(
       `SELECT id, settings FROM projects

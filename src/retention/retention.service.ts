@@ -91,7 +91,10 @@ export class RetentionService {
     this.stopping = true;
   }
 
-  /** The scheduled cleanup: every project with a policy, one after the other, then whatever else is queued. */
+  /**
+   * The scheduled cleanup: every project with a policy, one after the other, then whatever else is queued, and the
+   * V2 messages that waited for a run longer than SVC_V2_PENDING_TTL.
+   */
   async cleanupAll(): Promise<void> {
     for (const { id, keep } of await this.repo.projectsWithPolicy()) {
       if (this.stopping) {
@@ -107,6 +110,13 @@ export class RetentionService {
       }
     }
     await this.purgeAll();
+    const { pendingTtlSeconds, batch } = this.config.retention;
+    const expired = await this.repo.expirePending(pendingTtlSeconds, batch);
+    if (expired > 0) {
+      this.logger.warn(
+        `Dropped ${expired} V2 messages that waited for their run longer than SVC_V2_PENDING_TTL: no run with their UUID was created`,
+      );
+    }
   }
 
   /** One pass for one project now (POST /api/projects/{id}/retention/run), audited whatever it removed. */

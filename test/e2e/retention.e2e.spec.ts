@@ -585,4 +585,30 @@ describe('The scheduled retention cleanup', () => {
     ).body.content;
     expect(tests.map((t: { name: string }) => t.name)).toEqual(['t3']);
   });
+
+  it('drops V2 messages that waited for their run longer than SVC_V2_PENDING_TTL, and keeps the younger ones', async () => {
+    const p = (
+      await request(svc.url)
+        .post('/api/projects')
+        .set('Authorization', `Bearer ${jwt}`)
+        .send({ key: 'RETPEND', name: 'pending' })
+        .expect(201)
+    ).body.id as number;
+    // Two runs never created: one's results sent 8 days ago (past the default 7 days), the other's just now.
+    const [old, young] = ['8 days', '1 minute'];
+    const rows: { id: string }[] = await svc.dataSource.query(
+      `INSERT INTO pending_ingest (project_id, run_uuid, kind, payload, created_at)
+       SELECT $1, gen_random_uuid(), 'results', '{}'::jsonb, now() - ago::interval FROM unnest($2::text[]) AS ago
+       RETURNING id`,
+      [p, [old, young]],
+    );
+    const left = await eventually(async () => {
+      const kept: { id: string }[] = await svc.dataSource.query(
+        'SELECT id FROM pending_ingest WHERE id = ANY($1::bigint[]) ORDER BY id',
+        [rows.map((r) => r.id)],
+      );
+      return kept.length === 1 ? kept.map((r) => String(r.id)) : undefined;
+    }, 30_000);
+    expect(left).toEqual([String(rows[1].id)]);
+  });
 });
