@@ -1,9 +1,10 @@
 import { type FormEvent, useState } from 'react';
 import type { ProjectSettings } from '../../../api/client';
-import { ErrorMessage, Field, Notice } from '../../../ui/components';
+import { Field, Notice } from '../../../ui/components';
 import { formatFlakeRate } from '../../../ui/test-health';
 import { SettingsSection, Values } from './SettingsSection';
 import { changedFields, problemsOf, rangeProblem, useSettingsChange, wholeNumber } from './settings-form';
+import { SaveProblems } from './SaveProblems';
 
 type Flaky = ProjectSettings['flaky'];
 
@@ -116,8 +117,6 @@ function FlakyForm({ settings, change }: { settings: Flaky; change: ReturnType<t
   const server = problemsOf(change.error, 'flaky');
   // The client's own hint first (once the form was tried or the box holds something wrong), else the API's word.
   const problem = (field: keyof Flaky) => (tried ? mine[field] : undefined) ?? server.byField[field];
-  const shownServerError =
-    change.error && !Object.keys(server.byField).length && !server.other.length ? change.error : undefined;
   return (
     <form
       aria-label="Flaky tests policy"
@@ -208,12 +207,7 @@ function FlakyForm({ settings, change }: { settings: Flaky; change: ReturnType<t
           hint={`${FLAKY_BOUNDS.releaseAfterPasses[0]} to ${FLAKY_BOUNDS.releaseAfterPasses[1]}: an automatic quarantine ends after this many passing runs in a row.`}
         />
       </div>
-      {server.other.length ? (
-        <p className="error" role="alert">
-          {server.other.join('; ')}
-        </p>
-      ) : null}
-      <ErrorMessage error={shownServerError} />
+      <SaveProblems error={change.error} server={server} />
       {change.isSuccess ? <Notice>The flaky tests policy is saved.</Notice> : null}
       <button type="submit" disabled={change.isPending || unchanged}>
         {change.isPending ? 'Saving…' : 'Save the policy'}

@@ -1,7 +1,8 @@
 import { type FormEvent, useState } from 'react';
 import type { ProjectSettings } from '../../../api/client';
-import { ErrorMessage, Field, Notice } from '../../../ui/components';
+import { Field, Notice } from '../../../ui/components';
 import { changedFields, problemsOf, useSettingsChange } from './settings-form';
+import { SaveProblems } from './SaveProblems';
 
 type Gate = ProjectSettings['gate'];
 
@@ -80,8 +81,6 @@ export function GateForm({ projectId, settings }: { projectId: number; settings:
   const unchanged = !invalid && Object.keys(patch).length === 0;
   const server = problemsOf(change.error, 'gate');
   const problem = (field: keyof typeof mine) => (tried ? mine[field] : undefined) ?? server.byField[field];
-  const otherError =
-    change.error && !Object.keys(server.byField).length && !server.other.length ? change.error : undefined;
   const check = (
     name: keyof Gate,
     checked: boolean,
@@ -180,12 +179,7 @@ export function GateForm({ projectId, settings }: { projectId: number; settings:
           'A failure triaged, or linked to an issue.',
         )}
       </fieldset>
-      {server.other.length ? (
-        <p className="error" role="alert">
-          {server.other.join('; ')}
-        </p>
-      ) : null}
-      <ErrorMessage error={otherError} />
+      <SaveProblems error={change.error} server={server} />
       {change.isSuccess ? (
         <Notice>
           The quality gate is saved: it holds runs that finish from now on, and the latest run of a stream

@@ -5,6 +5,7 @@ import { useApi } from '../../../session-context';
 import { counted, ErrorMessage, Field, Notice } from '../../../ui/components';
 import { SettingsSection, Values } from './SettingsSection';
 import { changedFields, problemsOf, useSettingsChange } from './settings-form';
+import { SaveProblems } from './SaveProblems';
 
 type Streams = ProjectSettings['streams'];
 
@@ -152,18 +153,7 @@ function StreamsForm({
         </div>
       </div>
       {streams.error ? <ErrorMessage error={streams.error} /> : null}
-      {server.other.length ? (
-        <p className="error" role="alert">
-          {server.other.join('; ')}
-        </p>
-      ) : null}
-      <ErrorMessage
-        error={
-          change.error && !Object.keys(server.byField).length && !server.other.length
-            ? change.error
-            : undefined
-        }
-      />
+      <SaveProblems error={change.error} server={server} />
       {change.isSuccess ? <Notice>The streams are saved.</Notice> : null}
       <button type="submit" disabled={change.isPending || unchanged}>
         {change.isPending ? 'Saving…' : 'Save the streams'}

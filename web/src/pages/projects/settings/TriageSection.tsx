@@ -1,9 +1,10 @@
 import { type FormEvent, useState } from 'react';
 import type { ProjectSettings } from '../../../api/client';
-import { ErrorMessage, Field, Notice } from '../../../ui/components';
+import { Field, Notice } from '../../../ui/components';
 import { fractionOf, percentOf } from './FlakySection';
 import { SettingsSection, Values } from './SettingsSection';
 import { problemsOf, useSettingsChange } from './settings-form';
+import { SaveProblems } from './SaveProblems';
 
 type Triage = ProjectSettings['triage'];
 
@@ -54,8 +55,6 @@ function TriageForm({
   const unchanged = value === settings.similarity;
   const server = problemsOf(change.error, 'triage');
   const problem = (tried ? mine : undefined) ?? server.byField.similarity;
-  const shownServerError =
-    change.error && !Object.keys(server.byField).length && !server.other.length ? change.error : undefined;
   return (
     <form
       aria-label="Failure triage"
@@ -88,12 +87,7 @@ function TriageForm({
           hint="0 to 100 %: how alike two failures' messages must be (trigram similarity) for the new one to be suggested the triaged one's triage and issue. 100 % suggests only for the same message."
         />
       </div>
-      {server.other.length ? (
-        <p className="error" role="alert">
-          {server.other.join('; ')}
-        </p>
-      ) : null}
-      <ErrorMessage error={shownServerError} />
+      <SaveProblems error={change.error} server={server} />
       {change.isSuccess ? <Notice>The triage similarity is saved.</Notice> : null}
       <button type="submit" disabled={change.isPending || unchanged}>
         {change.isPending ? 'Saving…' : 'Save the similarity'}
