@@ -459,7 +459,13 @@ export interface HistoryItem extends Omit<Result, 'outcome' | 'attempts' | 'pass
 
 /** The last failed or broken attempt of a run's outcome in a test's history, if any (a pass after it: passed on retry). */
 export function failedAttempt(i: Pick<HistoryItem, 'attempts'>): HistoryAttempt | undefined {
-  return i.attempts.findLast((a) => isFailure(a.status));
+  // A loop, not findLast: SDK users compile this file with an ES2022 library (test/e2e/sdk.e2e.spec.ts).
+  for (let k = i.attempts.length - 1; k >= 0; k--) {
+    if (isFailure(i.attempts[k].status)) {
+      return i.attempts[k];
+    }
+  }
+  return undefined;
 }
 
 /** Passed in the run, after a failed or broken attempt there: what makes a test flaky by retries alone. */
