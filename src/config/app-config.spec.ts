@@ -24,13 +24,15 @@ describe(AppConfig.name, () => {
     expect(sut.bootstrapAdmin).toBeUndefined();
     // API.md, webhooks: a 10 s timeout, retries from 10 s, private addresses refused.
     expect(sut.webhooks).toEqual({ retryBaseSeconds: 10, timeoutMs: 10_000, allowPrivate: false });
-    // README, "Retention and deletes": batches of 5,000, a pause after each of 10 ms or 20 % of the batch's time.
+    // README, "Retention and deletes": batches of 5,000, a pause after each of 10 ms or 20 % of the batch's time; V2
+    // messages wait 7 days for their run.
     expect(sut.retention).toEqual({
       intervalMs: 3_600_000,
       batch: 5000,
       pauseMs: 10,
       pausePercent: 20,
       purgePollMs: 10_000,
+      pendingTtlSeconds: 7 * 24 * 3600,
     });
   });
 
