@@ -104,6 +104,13 @@ export class AuthService {
   async refresh(token: string | undefined, ip: string): Promise<SignedIn> {
     const outcome = await this.refreshTokens.rotate(token);
     if (outcome.kind === 'reused') {
+      // The family is gone (rotate deleted it); so are the access tokens issued to its session, whoever holds them
+      // (a thief's included), and their live sockets, as a logout ends them.
+      await this.accessTokens.revoke({
+        userId: outcome.userId,
+        sid: sessionOf(outcome.familyId),
+        until: Date.now() + this.config.auth.accessTtlSeconds * 1000,
+      });
       this.audit({
         type: 'REFRESH_TOKEN_REUSE',
         actorId: outcome.userId,

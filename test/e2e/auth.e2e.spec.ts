@@ -31,7 +31,9 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
       .expect(200);
     expect(res.body).toEqual({ accessToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
     expect(res.headers['cache-control']).toBe('no-store');
-    const cookie = ([] as string[]).concat(res.headers['set-cookie']).find((c) => c.startsWith('svc_refresh='))!;
+    const cookie = ([] as string[])
+      .concat(res.headers['set-cookie'])
+      .find((c) => c.startsWith('svc_refresh='))!;
     expect(cookie).toMatch(/; HttpOnly/);
     expect(cookie).toMatch(/; SameSite=Strict/);
     expect(cookie).toMatch(/; Path=\/api\/auth/);
@@ -54,14 +56,20 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
       .post('/api/auth/login')
       .send({ username: ADMIN_EMAIL, password: 'wrong-password-123' })
       .expect(401);
-    expect(unknown.body).toEqual({ status: 401, error: 'Unauthorized', message: 'Invalid username or password' });
+    expect(unknown.body).toEqual({
+      status: 401,
+      error: 'Unauthorized',
+      message: 'Invalid username or password',
+    });
     expect(wrong.body).toEqual(unknown.body);
     expect(wrong.headers['set-cookie']).toBeUndefined();
     const failures = await eventually(async () => {
       const rows = await audit('LOGIN_FAILURE');
       return rows.length >= 2 ? rows : undefined;
     });
-    expect(failures.map((f) => f.details.reason)).toEqual(expect.arrayContaining(['unknown user', 'wrong password']));
+    expect(failures.map((f) => f.details.reason)).toEqual(
+      expect.arrayContaining(['unknown user', 'wrong password']),
+    );
   });
 
   it('refuses a disabled account with the generic message', async () => {
@@ -79,13 +87,23 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
     expect(res.body.message).toContain('username');
     expect(res.body.message).toContain('password');
     // A NUL can name no account (nor reach the database, which refuses it in text): a 400 naming the field.
-    const nul = await request(svc.url).post('/api/auth/login').send({ username: 'a\u0000@example.com', password: 'x' }).expect(400);
-    expect(nul.body).toEqual({ status: 400, error: 'Bad Request', message: expect.stringMatching(/^username must not contain NUL/) });
+    const nul = await request(svc.url)
+      .post('/api/auth/login')
+      .send({ username: 'a\u0000@example.com', password: 'x' })
+      .expect(400);
+    expect(nul.body).toEqual({
+      status: 400,
+      error: 'Bad Request',
+      message: expect.stringMatching(/^username must not contain NUL/),
+    });
   });
 
   it('returns the current user for an access token', async () => {
     const { accessToken } = await login(svc.url);
-    const res = await request(svc.url).get('/api/auth/me').set('Authorization', `Bearer ${accessToken}`).expect(200);
+    const res = await request(svc.url)
+      .get('/api/auth/me')
+      .set('Authorization', `Bearer ${accessToken}`)
+      .expect(200);
     expect(res.body).toEqual({
       id: expect.any(Number),
       email: ADMIN_EMAIL,
@@ -101,12 +119,25 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
   it('refuses expired, forged, unsigned and non-access tokens', async () => {
     const secret = svc.config.auth.jwtSecret;
     const now = Math.floor(Date.now() / 1000);
-    const me = (token: string) => request(svc.url).get('/api/auth/me').set('Authorization', `Bearer ${token}`);
+    const me = (token: string) =>
+      request(svc.url).get('/api/auth/me').set('Authorization', `Bearer ${token}`);
 
-    const expired = await me(sign({ sub: '1', typ: 'access', jti: 'x', iat: now - 1000, exp: now - 10 }, secret)).expect(401);
+    const expired = await me(
+      sign({ sub: '1', typ: 'access', jti: 'x', iat: now - 1000, exp: now - 10 }, secret),
+    ).expect(401);
     expect(expired.body.message).toMatch(/expired/);
-    await me(sign({ sub: '1', typ: 'access', jti: 'x', iat: now, exp: now + 60 }, 'another-secret-of-32-bytes-or-more!!')).expect(401);
-    await me(sign({ sub: '1', typ: 'access', jti: 'x', iat: now, exp: now + 60 }, secret, { alg: 'none', typ: 'JWT' })).expect(401);
+    await me(
+      sign(
+        { sub: '1', typ: 'access', jti: 'x', iat: now, exp: now + 60 },
+        'another-secret-of-32-bytes-or-more!!',
+      ),
+    ).expect(401);
+    await me(
+      sign({ sub: '1', typ: 'access', jti: 'x', iat: now, exp: now + 60 }, secret, {
+        alg: 'none',
+        typ: 'JWT',
+      }),
+    ).expect(401);
     await me(sign({ sub: '1', typ: 'challenge', jti: 'x', iat: now, exp: now + 60 }, secret)).expect(401);
     await me('not-a-jwt').expect(401);
     const valid = sign({ sub: '1', typ: 'access', jti: 'x', iat: now, exp: now + 60 }, secret);
@@ -116,32 +147,53 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
 
   it('rotates the refresh cookie and hands out a fresh access token', async () => {
     const session = await login(svc.url);
-    const res = await request(svc.url).post('/api/auth/refresh').set('Cookie', session.refreshCookie).expect(200);
+    const res = await request(svc.url)
+      .post('/api/auth/refresh')
+      .set('Cookie', session.refreshCookie)
+      .expect(200);
     expect(res.body).toEqual({ accessToken: expect.any(String), tokenType: 'Bearer', expiresIn: 900 });
     expect(res.headers['cache-control']).toBe('no-store');
     const rotated = refreshCookieFrom(res);
     expect(rotated).not.toBe(session.refreshCookie);
-    await request(svc.url).get('/api/auth/me').set('Authorization', `Bearer ${res.body.accessToken}`).expect(200);
+    await request(svc.url)
+      .get('/api/auth/me')
+      .set('Authorization', `Bearer ${res.body.accessToken}`)
+      .expect(200);
     await request(svc.url).post('/api/auth/refresh').set('Cookie', rotated).expect(200);
   });
 
   it('revokes the whole family when a superseded refresh token comes back', async () => {
     const session = await login(svc.url);
-    const first = await request(svc.url).post('/api/auth/refresh').set('Cookie', session.refreshCookie).expect(200);
+    const first = await request(svc.url)
+      .post('/api/auth/refresh')
+      .set('Cookie', session.refreshCookie)
+      .expect(200);
     const current = refreshCookieFrom(first);
 
-    const reuse = await request(svc.url).post('/api/auth/refresh').set('Cookie', session.refreshCookie).expect(401);
+    const reuse = await request(svc.url)
+      .post('/api/auth/refresh')
+      .set('Cookie', session.refreshCookie)
+      .expect(401);
     expect(reuse.body.message).toMatch(/already used/);
     expect(String(reuse.headers['set-cookie'])).toMatch(/svc_refresh=;.*Max-Age=0/);
     // The legitimate holder's newer token died with the family.
     await request(svc.url).post('/api/auth/refresh').set('Cookie', current).expect(401);
+    // And so did every access token of the session, the one the rotation handed out and the login's (a thief may
+    // hold either); another session of the same user keeps working.
+    const me = (token: string) =>
+      request(svc.url).get('/api/auth/me').set('Authorization', `Bearer ${token}`);
+    await me(first.body.accessToken as string).expect(401);
+    await me(session.accessToken).expect(401);
+    await me((await login(svc.url)).accessToken).expect(200);
     await eventually(async () => ((await audit('REFRESH_TOKEN_REUSE')).length ? true : undefined));
   });
 
   it('lets only one of two concurrent refreshes of one token win, and then revokes the family', async () => {
     const session = await login(svc.url);
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => request(svc.url).post('/api/auth/refresh').set('Cookie', session.refreshCookie)),
+      Array.from({ length: 5 }, () =>
+        request(svc.url).post('/api/auth/refresh').set('Cookie', session.refreshCookie),
+      ),
     );
     const winners = results.filter((r) => r.status === 200);
     expect(winners.length).toBeLessThanOrEqual(1);
@@ -153,14 +205,21 @@ describe('Browser sign-in (login, refresh, logout, me)', () => {
 
   it('answers 401 and clears the cookie for a missing or made-up refresh token', async () => {
     const missing = await request(svc.url).post('/api/auth/refresh').expect(401);
-    expect(missing.body).toEqual({ status: 401, error: 'Unauthorized', message: expect.stringMatching(/missing, expired or revoked/) });
+    expect(missing.body).toEqual({
+      status: 401,
+      error: 'Unauthorized',
+      message: expect.stringMatching(/missing, expired or revoked/),
+    });
     expect(String(missing.headers['set-cookie'])).toMatch(/Max-Age=0/);
     await request(svc.url).post('/api/auth/refresh').set('Cookie', 'svc_refresh=abc.def').expect(401);
   });
 
   it('logs out: revokes the family, clears the cookie, and is idempotent', async () => {
     const session = await login(svc.url);
-    const res = await request(svc.url).post('/api/auth/logout').set('Cookie', session.refreshCookie).expect(204);
+    const res = await request(svc.url)
+      .post('/api/auth/logout')
+      .set('Cookie', session.refreshCookie)
+      .expect(204);
     const cleared = String(res.headers['set-cookie']);
     expect(cleared).toMatch(/svc_refresh=;/);
     expect(cleared).toMatch(/Max-Age=0/);
