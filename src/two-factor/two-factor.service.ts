@@ -153,7 +153,12 @@ export class TwoFactorService {
   async startChallenge(userId: string): Promise<TwoFactorChallengeDto> {
     const challengeToken = randomBytes(32).toString('base64url');
     const generation = await this.generation(userId);
-    await this.kv.set(challengeKey(challengeToken), `${userId}:${generation}`, CHALLENGE_TTL_SECONDS);
+    // With when it was issued: a password reset or a sign-out everywhere after it ends it (completeChallenge).
+    await this.kv.set(
+      challengeKey(challengeToken),
+      `${userId}:${generation}:${Date.now()}`,
+      CHALLENGE_TTL_SECONDS,
+    );
     return { twoFactorRequired: true, challengeToken, expiresIn: CHALLENGE_TTL_SECONDS };
   }
 
@@ -169,7 +174,7 @@ export class TwoFactorService {
   ): Promise<{ user: UserEntity; method: SecondFactor }> {
     const key = challengeKey(challengeToken);
     const value = await this.kv.get(key);
-    const [userId, generation] = value?.split(':') ?? [];
+    const [userId, generation, issuedAt] = value?.split(':') ?? [];
     if (!userId || generation === undefined || (await this.generation(userId)) !== generation) {
       throw AppError.unauthenticated(BAD_CHALLENGE);
     }
@@ -191,6 +196,15 @@ export class TwoFactorService {
     const user = await this.users.findById(userId);
     const row = user?.enabled ? await this.repository.find(userId) : null;
     if (!user || !row?.active) {
+      throw AppError.unauthenticated(BAD_CHALLENGE);
+    }
+    // A challenge the password step gave before every session of the user was ended (a password reset): the old
+    // password must lead nowhere now. (A challenge stored by a replica on the code before has no time: let through.)
+    if (
+      issuedAt !== undefined &&
+      user.tokensValidAfter &&
+      Number(issuedAt) < user.tokensValidAfter.getTime()
+    ) {
       throw AppError.unauthenticated(BAD_CHALLENGE);
     }
 

@@ -6,7 +6,7 @@ import { AccessTokenService } from '../../src/auth/access-token.service.js';
 import { insertUser } from '../factories/user.factory.js';
 import { ADMIN_EMAIL, ADMIN_PASSWORD, RunningApp, TestDeployment } from '../support/app.js';
 import { eventually, login, refreshCookieFrom } from '../support/http.js';
-import { TestRelay } from '../support/smtp.js';
+import { TestRelay, tokenIn } from '../support/smtp.js';
 
 const PERIOD = 30;
 // stableStep() may wait for the next time step.
@@ -227,6 +227,25 @@ describe('Two-factor authentication (TOTP and recovery codes)', () => {
       return rows.filter((r) => r.details.secondFactor).length >= 2 ? rows : undefined;
     });
     expect(successes.filter((r) => r.details.secondFactor === 'TOTP')).toHaveLength(2);
+  });
+
+  it('ends a challenge given before a password reset: the old password leads nowhere, even with a good code', async () => {
+    const step = await stableStep();
+    const user = await enrolled(step);
+    const before = (await passwordStep(a.url, user.email, user.password)).body.challengeToken as string;
+    await request(a.url).post('/api/auth/forgot-password').send({ email: user.email }).expect(202);
+    const mail = await eventually(async () =>
+      relay.to(user.email).find((m) => m.text.includes('/reset-password?token=')),
+    );
+    await request(b.url)
+      .post('/api/auth/reset-password')
+      .send({ token: tokenIn(mail), password: 'a-brand-new-passphrase-41' })
+      .expect(204);
+    await verify(a.url, before, await codeAt(user.secret, step)).expect(401);
+    // The new password's challenge signs in.
+    const after = (await passwordStep(b.url, user.email, 'a-brand-new-passphrase-41')).body
+      .challengeToken as string;
+    await verify(b.url, after, await codeAt(user.secret, step + 1)).expect(200);
   });
 
   it('lets the same code through only once when two replicas race with it', async () => {
