@@ -28,9 +28,9 @@ export class ApiTokenAuthenticator {
     invalidation.onInvalidate((event) => this.onInvalidate(event));
   }
 
-  /** Forgets a revoked token here and on every replica, before resolving. */
-  revoked(tokenHash: string): Promise<void> {
-    return this.invalidation.invalidate({ kind: 'token', hash: tokenHash });
+  /** Forgets a revoked token here and on every replica, before resolving (and closes its live sockets there). */
+  revoked(tokenHash: string, userId: string): Promise<void> {
+    return this.invalidation.invalidate({ kind: 'token', hash: tokenHash, userId });
   }
 
   private onInvalidate(event: Invalidation): void {
@@ -83,6 +83,7 @@ export class ApiTokenAuthenticator {
       admin: principal.admin,
       via: 'API_TOKEN',
       credentialId: principal.tokenId,
+      ...(principal.expiresAt ? { expiresAt: principal.expiresAt.getTime() } : {}),
     };
   }
 

@@ -58,7 +58,7 @@ export class ApiTokensService {
     if (!token) {
       throw AppError.notFound(`API key ${id} not found`);
     }
-    await this.authenticator.revoked(token.tokenHash);
+    await this.authenticator.revoked(token.tokenHash, user.id);
     this.audit({
       type: 'API_TOKEN_REVOKED',
       actorId: user.id,

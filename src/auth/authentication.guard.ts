@@ -103,6 +103,7 @@ export class AuthenticationGuard implements CanActivate {
       user = await this.apiTokens.authenticateRequest({
         headers: { authorization: `Bearer ${token}` },
       } as Request);
+      expiresAt = user.expiresAt;
     } else {
       const verified = await this.accessTokens.verify(token);
       user = verified.user;

@@ -8,4 +8,6 @@ export interface AuthUser {
   credentialId: string;
   /** JWT: when the token was issued (epoch ms), for the user's tokensValidAfter. */
   issuedAt?: number;
+  /** API_TOKEN: when the token expires (epoch ms), if it does (a live socket closes then). */
+  expiresAt?: number;
 }

@@ -270,9 +270,11 @@ export class LiveSockets implements OnModuleDestroy {
     clearTimeout(client.authTimer);
     client.authTimer = undefined;
     if (expiresAt !== undefined) {
-      // An access token's socket lives as long as the token; a fresh `auth` before then moves the deadline.
+      // A socket lives as long as its token (an access token, an API token with an expiry); a fresh `auth` before
+      // then moves the deadline.
+      const what = user.via === 'API_TOKEN' ? 'API key' : 'access token';
       client.authTimer = setTimeout(
-        () => client.ws.close(CLOSE.UNAUTHENTICATED, 'The access token expired: send a fresh auth'),
+        () => client.ws.close(CLOSE.UNAUTHENTICATED, `The ${what} expired: send a fresh auth`),
         timerDelay(expiresAt - Date.now()),
       );
     }

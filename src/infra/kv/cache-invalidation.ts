@@ -8,7 +8,8 @@ import { KeyValueStore } from './key-value-store.js';
  */
 export type Invalidation =
   | { kind: 'user'; id: string }
-  | { kind: 'token'; hash: string }
+  /** `userId`: the token's user, whose live sockets are checked again (absent in a message from a release before). */
+  | { kind: 'token'; hash: string; userId?: string }
   | { kind: 'access'; userId: string; jti?: string; sid?: string; until: number };
 
 type Handler = (event: Invalidation) => void;
