@@ -6,12 +6,16 @@ import { InvitationEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
 import { ROLE_ORDER_SQL } from './roles.js';
 
-
 @Injectable()
 export class InvitationsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  create(fields: Pick<InvitationEntity, 'kind' | 'projectId' | 'email' | 'role' | 'tokenHash' | 'invitedBy' | 'expiresAt'>): Promise<InvitationEntity> {
+  create(
+    fields: Pick<
+      InvitationEntity,
+      'kind' | 'projectId' | 'email' | 'role' | 'tokenHash' | 'invitedBy' | 'expiresAt'
+    >,
+  ): Promise<InvitationEntity> {
     const repo = this.db.getRepository(InvitationEntity);
     return repo.save(repo.create(fields));
   }
@@ -40,7 +44,21 @@ export class InvitationsRepository {
   }
 
   /** Adds the member, never lowering a direct role they already hold. */
-  async grantAtLeast(tx: EntityManager, projectId: string, userId: string, role: ProjectRole): Promise<ProjectRole> {
+  /** Whether the project is there and not being deleted, held so until the commit (FOR KEY SHARE, as a member row). */
+  async projectLive(tx: EntityManager, projectId: string): Promise<boolean> {
+    const rows: unknown[] = await tx.query(
+      'SELECT 1 FROM projects WHERE id = $1 AND deleting_at IS NULL FOR KEY SHARE',
+      [projectId],
+    );
+    return rows.length > 0;
+  }
+
+  async grantAtLeast(
+    tx: EntityManager,
+    projectId: string,
+    userId: string,
+    role: ProjectRole,
+  ): Promise<ProjectRole> {
     const rows: { role: ProjectRole }[] = await tx.query(
       `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, user_id) DO UPDATE

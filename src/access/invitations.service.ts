@@ -52,6 +52,13 @@ export class InvitationsService {
       if (!invitation) {
         throw AppError.validation(INVALID);
       }
+      // A project deleted since the invitation was sent: nothing to join (and no account made for it).
+      if (
+        invitation.kind === 'PROJECT' &&
+        !(await this.invitations.projectLive(tx, String(invitation.projectId)))
+      ) {
+        throw AppError.conflict('The project of this invitation was deleted: ask for a new invitation');
+      }
       let user = await this.invitations.findUserByEmail(tx, invitation.email);
       let accountCreated = false;
       if (!user) {
@@ -82,7 +89,11 @@ export class InvitationsService {
       actorEmail: result.user.email,
       ip,
       target: result.invitation.projectId ? `project:${result.invitation.projectId}` : 'workspace',
-      details: { invitationId: Number(result.invitation.id), role: result.role, accountCreated: result.accountCreated },
+      details: {
+        invitationId: Number(result.invitation.id),
+        role: result.role,
+        accountCreated: result.accountCreated,
+      },
     });
     return {
       userId: Number(result.user.id),

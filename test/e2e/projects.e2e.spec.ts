@@ -317,5 +317,19 @@ describe('Projects, memberships and per-project roles', () => {
       await svc.dataSource.getRepository(InvitationEntity).update({ email: 'late@example.com' }, { expiresAt: new Date(Date.now() - 1000) });
       await request(svc.url).post('/api/invitations/accept').send({ token, fullName: 'L', password: 'a-good-long-password' }).expect(400);
     });
+
+    it('refuses an invitation to a project deleted since, making no account and no member', async () => {
+      const doomed = (await as(owner).post('/api/projects', { key: 'DOOMED', name: 'Doomed' }).expect(201)).body.id as number;
+      await as(owner).post(`/api/projects/${doomed}/invitations`, { email: 'gone@example.com', role: 'VIEWER' }).expect(202);
+      const token = await plantToken('gone@example.com');
+      await as(owner).delete(`/api/projects/${doomed}`).expect(204);
+      const refused = await request(svc.url)
+        .post('/api/invitations/accept')
+        .send({ token, fullName: 'Gone', password: 'a-good-long-password' })
+        .expect(409);
+      expect(refused.body.message).toMatch(/project of this invitation was deleted/);
+      expect(await svc.dataSource.query(`SELECT 1 FROM users WHERE email = 'gone@example.com'`)).toEqual([]);
+      expect(await svc.dataSource.query('SELECT 1 FROM project_members WHERE project_id = $1', [doomed])).toEqual([]);
+    });
   });
 });
