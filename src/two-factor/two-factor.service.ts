@@ -105,9 +105,16 @@ export class TwoFactorService {
         'There is no enrolment to activate; start one with POST /api/auth/2fa/enroll',
       );
     }
-    await enforceWindowLimit(this.kv, `2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE, TOO_MANY_CODES);
+    await this.limitCodeChecks(userId, ip, 'POST /api/auth/2fa/activate');
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
     if (!check.valid) {
+      this.audit({
+        type: 'TWO_FACTOR_FAILURE',
+        actorId: userId,
+        actorEmail: user.email,
+        ip,
+        details: { action: 'activate', reason: check.reason },
+      });
       throw AppError.validation('The code is not valid: check the device clock and enter the current code');
     }
     if (!(await this.repository.activate(userId, check.step))) {
@@ -130,7 +137,7 @@ export class TwoFactorService {
     if (!row?.active) {
       throw AppError.conflict('Two-factor authentication is not active');
     }
-    await enforceWindowLimit(this.kv, `2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE, TOO_MANY_CODES);
+    await this.limitCodeChecks(userId, ip, 'POST /api/auth/2fa/disable');
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
     if (!check.valid || !(await this.repository.disable(userId, check.step))) {
       this.audit({
@@ -273,6 +280,18 @@ export class TwoFactorService {
       throw AppError.unauthenticated('Too many wrong codes: this sign-in was cancelled; sign in again');
     }
     throw AppError.unauthenticated(WRONG_CODE);
+  }
+
+  /**
+   * The user's code checks at activation and disabling, CODE_CHECKS_PER_MINUTE a minute: beyond, 429, and the hit
+   * audited (RATE_LIMIT_HIT) as the second login step's are.
+   */
+  private async limitCodeChecks(userId: string, ip: string, route: string): Promise<void> {
+    const hit = await this.kv.hitWindow(`2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE, 60_000);
+    if (hit.isBlocked) {
+      this.audit(rateLimitAudit(ip, route, { scope: 'user', limit: CODE_CHECKS_PER_MINUTE }, { id: userId }));
+      throw rateLimitedFor(hit.timeToBlockExpire, TOO_MANY_CODES);
+    }
   }
 
   /** The user's challenge generation; challenges of an earlier one are dead. */

@@ -229,6 +229,32 @@ describe('Two-factor authentication (TOTP and recovery codes)', () => {
     expect(successes.filter((r) => r.details.secondFactor === 'TOTP')).toHaveLength(2);
   });
 
+  it('audits wrong codes at activation, and a rate limit hit there, as at the login step (disabling shares its limit)', async () => {
+    const user = await insertUser(a.dataSource);
+    const { accessToken } = await login(a.url, user.email, user.password);
+    await request(a.url).post('/api/auth/2fa/enroll').set(bearer(accessToken)).expect(200);
+    const me = await request(a.url).get('/api/auth/me').set(bearer(accessToken)).expect(200);
+    const activate = (code: string) =>
+      request(b.url).post('/api/auth/2fa/activate').set(bearer(accessToken)).send({ code });
+    for (let i = 0; i < 5; i++) {
+      await activate(String(100000 + i)).expect(400);
+    }
+    await activate('100009').expect(429);
+    const failures = await eventually(async () => {
+      const rows = await audits('TWO_FACTOR_FAILURE', me.body.id as number);
+      return rows.length >= 5 ? rows : undefined;
+    });
+    expect(failures.map((r) => r.details)).toContainEqual({ action: 'activate', reason: 'WRONG_CODE' });
+    const limited = await eventually(async () => {
+      const rows = await audits('RATE_LIMIT_HIT', me.body.id as number);
+      return rows.length ? rows : undefined;
+    });
+    expect(limited[0]).toMatchObject({
+      target: 'POST /api/auth/2fa/activate',
+      details: { scope: 'user', limit: 5 },
+    });
+  });
+
   it('ends a challenge given before a password reset: the old password leads nowhere, even with a good code', async () => {
     const step = await stableStep();
     const user = await enrolled(step);
