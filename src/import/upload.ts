@@ -399,6 +399,16 @@ async function* multipartFiles(
       stream.resume();
       return;
     }
+    // busboy decodes a part's name leniently: a byte that is not UTF-8 comes out as U+FFFD. Refused as a raw
+    // upload's broken name is (uploadName), rather than kept as "��.xml" in the run's name.
+    if (info.filename?.includes('\uFFFD')) {
+      stream.resume();
+      failure ??= AppError.validation(
+        "A part's file name is not valid UTF-8 (or its percent-encoding is not): send the name as UTF-8",
+      );
+      notify();
+      return;
+    }
     parts.push({ name: info.filename ?? 'report', stream });
     notify();
   });

@@ -17,7 +17,6 @@ import { seeded } from '../support/seeded.js';
 const JUNIT = (cases: string) => `<?xml version="1.0"?><testsuite name="s">${cases}</testsuite>`;
 const BOUNDARY = 'fuzz-7MA4YWxkTrZu0gW';
 
-
 interface Part {
   headers: string[];
   body: Buffer | string;
@@ -227,6 +226,25 @@ describe('Import: malformed uploads are the client’s fault (issue #34, item 2)
         status: 413,
         error: 'Payload Too Large',
         message: expect.stringMatching(/reports\/TEST-a\.xml.*more than its declared size of 20 bytes/),
+      });
+    });
+
+    it("refuses a multipart part whose file name's percent-encoding is not UTF-8 with 400, as a raw upload's", async () => {
+      const body = multipart([
+        {
+          headers: [
+            `Content-Disposition: form-data; name="file"; filename*=UTF-8''%FF%FE.xml`,
+            'Content-Type: application/xml',
+          ],
+          body: JUNIT('<testcase name="a"/>'),
+        },
+      ]);
+      const [answer] = await exchange([`Content-Type: multipart/form-data; boundary=${BOUNDARY}`], body);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toEqual({
+        status: 400,
+        error: 'Bad Request',
+        message: expect.stringMatching(/file name is not valid UTF-8/),
       });
     });
 
