@@ -787,7 +787,8 @@ export class ResultsWriter {
     beforeSavepoint: () => Promise<void>,
   ): Promise<void> {
     const inBatch = new Set<number>();
-    // Indexes into `renamed`: the batch's repeats (`#n`), then the attempts of a repeat of an earlier batch.
+    // The items given an explicit id (`#n`), each with its input as renamed (`renamed[k]` is `items[again[k]]`): the
+    // batch's repeats, and the attempts of an earlier batch's latest repeat.
     const again: number[] = [];
     const renamed: ResultInput[] = [];
     // The attempts of this batch's repeats: the item, and the index of its element in `renamed`.
