@@ -5,8 +5,8 @@ import { LiveSockets } from './live-sockets.js';
 /**
  * Closes sockets whose credential was revoked as soon as the revocation reaches this replica, rather than at the
  * next event for one of their projects: a logout (access tokens by id or session), a deleted API token, a password
- * reset or a disabled account (a change to the user, broadcast to every replica's user cache). The re-check waits until every cache has
- * acted on the same broadcast (its handlers run one after the other, synchronously).
+ * reset or a disabled account (a change to the user, broadcast to every replica's user cache). The re-check waits
+ * until every cache has acted on the same broadcast (its handlers run one after the other, synchronously).
  */
 @Injectable()
 export class LiveRevocations {
