@@ -259,7 +259,9 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
       name: word('R'),
       attributes: { branch: word('b') },
     }))!;
-    await call('POST', `/api/runs/${run.id}/results`, { results: [{ name: word('t'), status: 'PASSED' }] });
+    await call('POST', `/api/runs/${run.id}/results`, {
+      results: [{ name: word('t'), status: 'FAILED', message: word('z').repeat(5) }],
+    });
     await call('POST', `/api/runs/${run.id}/finish`, {});
     const page = await ui.adminPage();
     await page.goto(`${ui.base}/`);
@@ -276,6 +278,17 @@ describe('A run and its results in Chromium, at 1280 and 390 px', () => {
     await page.goto(`${ui.base}/projects/${long}`);
     await page.getByRole('link', { name: word('R'), exact: true }).waitFor();
     await ui.shoot(page, 'runs-long-names');
+    // The comparison's changes: the name and the message wrap in their columns, the table as wide as its box.
+    await page.goto(`${ui.base}/runs/${run.id}/compare`);
+    await page.getByRole('link', { name: word('t') }).waitFor();
+    for (const viewport of Object.values(WIDTHS)) {
+      await page.setViewportSize(viewport);
+      expect([viewport.width, await scrollsSideways(page.locator('.table-wrap').last())]).toEqual([
+        viewport.width,
+        false,
+      ]);
+    }
+    await ui.shoot(page, 'compare-long-names');
     await page.context().close();
   }, 60_000);
 

@@ -97,6 +97,10 @@ describe('The notifications section of the project settings', () => {
     expect(document.activeElement).toBe(within(form).getByLabelText('Payload URL'));
     await user.keyboard('{Escape}');
     expect(screen.queryByRole('form', { name: 'Add a webhook' })).toBeNull();
+    // The focus back on the button that opened it, not lost to the page.
+    await waitFor(() =>
+      expect(document.activeElement).toBe(screen.getByRole('button', { name: 'Add a webhook' })),
+    );
     await user.click(screen.getByRole('button', { name: 'Add a webhook' }));
     form = screen.getByRole('form', { name: 'Add a webhook' });
     await user.type(within(form).getByLabelText('Payload URL'), 'http://10.0.0.1/hook');

@@ -210,8 +210,10 @@ export function ChangesTable({ items, projectId }: { items: TestChange[]; projec
         <tbody>
           {items.map((t) => (
             <tr key={t.testId}>
-              <td>
-                <Link to={`/projects/${projectId}/tests/${t.testId}`}>{t.name}</Link>
+              <td className="c-name-cell">
+                <Link to={`/projects/${projectId}/tests/${t.testId}`} dir="auto">
+                  {t.name}
+                </Link>
                 <TestMark {...marks.get(t.testId)} />
                 {t.suite ? <span className="hint block">{t.suite}</span> : null}
               </td>

@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import {
   type CreatedWebhook,
   type ProjectRole,
@@ -50,6 +50,16 @@ function Webhooks({ projectId }: { projectId: number }) {
   const queries = useQueryClient();
   const [state, set] = useUrlState(['webhook', 'dpage'] as const);
   const [adding, setAdding] = useState(false);
+  // The form closed by Escape or Cancel gives the focus back to the button that opened it (there again once the
+  // form is gone).
+  const addButton = useRef<HTMLButtonElement>(null);
+  const refocusAdd = useRef(false);
+  useEffect(() => {
+    if (refocusAdd.current && addButton.current) {
+      addButton.current.focus();
+      refocusAdd.current = false;
+    }
+  });
   const [editing, setEditing] = useState<number | undefined>();
   const [created, setCreated] = useState<CreatedWebhook | undefined>();
   const list = useQuery({ queryKey: webhooksKey(projectId), queryFn: () => api.listWebhooks(projectId) });
@@ -164,11 +174,14 @@ function Webhooks({ projectId }: { projectId: number }) {
             pending={create.isPending}
             error={outcome.errorOf('create')}
             onSubmit={(input) => create.mutate(input)}
-            onCancel={() => setAdding(false)}
+            onCancel={() => {
+              refocusAdd.current = true;
+              setAdding(false);
+            }}
           />
         </div>
       ) : (
-        <button type="button" onClick={() => setAdding(true)}>
+        <button type="button" ref={addButton} onClick={() => setAdding(true)}>
           Add a webhook
         </button>
       )}
