@@ -6,16 +6,12 @@ import { InvitationEntity } from './entities.js';
 import type { ProjectRole } from './roles.js';
 import { ROLE_ORDER_SQL } from './roles.js';
 
+
 @Injectable()
 export class InvitationsRepository {
   constructor(@InjectDataSource() private readonly db: DataSource) {}
 
-  create(
-    fields: Pick<
-      InvitationEntity,
-      'kind' | 'projectId' | 'email' | 'role' | 'tokenHash' | 'invitedBy' | 'expiresAt'
-    >,
-  ): Promise<InvitationEntity> {
+  create(fields: Pick<InvitationEntity, 'kind' | 'projectId' | 'email' | 'role' | 'tokenHash' | 'invitedBy' | 'expiresAt'>): Promise<InvitationEntity> {
     const repo = this.db.getRepository(InvitationEntity);
     return repo.save(repo.create(fields));
   }
@@ -43,7 +39,6 @@ export class InvitationsRepository {
     return tx.getRepository(UserEntity).save(tx.getRepository(UserEntity).create(fields));
   }
 
-  /** Adds the member, never lowering a direct role they already hold. */
   /** Whether the project is there and not being deleted, held so until the commit (FOR KEY SHARE, as a member row). */
   async projectLive(tx: EntityManager, projectId: string): Promise<boolean> {
     const rows: unknown[] = await tx.query(
@@ -53,12 +48,8 @@ export class InvitationsRepository {
     return rows.length > 0;
   }
 
-  async grantAtLeast(
-    tx: EntityManager,
-    projectId: string,
-    userId: string,
-    role: ProjectRole,
-  ): Promise<ProjectRole> {
+  /** Adds the member, never lowering a direct role they already hold. */
+  async grantAtLeast(tx: EntityManager, projectId: string, userId: string, role: ProjectRole): Promise<ProjectRole> {
     const rows: { role: ProjectRole }[] = await tx.query(
       `INSERT INTO project_members (project_id, user_id, role) VALUES ($1, $2, $3)
        ON CONFLICT (project_id, user_id) DO UPDATE
