@@ -2,7 +2,7 @@ import type { ResultStatus } from '../../results/entities.js';
 import { JsonBaseParser } from './json-base.parser.js';
 import type { JsonKind, JsonPath, JsonValue } from './json-stream.js';
 import { quote } from './report-fields.js';
-import { ResultDraft } from './result-emitter.js';
+import { type EarlierAttempt, ResultDraft } from './result-emitter.js';
 import { MAX_RETRY, MAX_TEXT_CHARS, ReportError, type ReportSink } from './report-parser.js';
 
 /** The most retries of one test written as attempts. */
@@ -164,20 +164,19 @@ export class CtrfParser extends JsonBaseParser {
           'attempts',
       );
     }
-    const last = { ...draft };
-    draft.stdout = '';
-    draft.stderr = '';
-    for (let retry = 0; retry < written; retry++) {
-      const entry: JsonObject = entries[retry] ?? {};
-      draft.status = statusOf(text(entry.status)) ?? 'FAILED';
-      draft.message = text(entry.message);
-      draft.trace = text(entry.trace);
-      draft.durationMs =
-        typeof entry.duration === 'number' && entry.duration >= 0 ? Math.round(entry.duration) : NaN;
-      draft.retry = retry;
-      this.out.emit(draft);
-    }
-    Object.assign(draft, last);
+    this.out.emitAttempts(
+      draft,
+      Array.from({ length: written }, (_, retry): EarlierAttempt => {
+        const entry: JsonObject = entries[retry] ?? {};
+        return {
+          status: statusOf(text(entry.status)) ?? 'FAILED',
+          message: text(entry.message),
+          trace: text(entry.trace),
+          durationMs:
+            typeof entry.duration === 'number' && entry.duration >= 0 ? Math.round(entry.duration) : NaN,
+        };
+      }),
+    );
     draft.retry = retries;
   }
 

@@ -229,7 +229,9 @@ export class JunitParser extends XmlBaseParser {
     draft.stdout = this.stdout.take();
     draft.stderr = this.stderr.take();
     if (this.reruns.length > 0) {
-      this.emitReruns();
+      // Each rerun element an earlier attempt; the test case's own result the last.
+      this.out.emitAttempts(draft, this.reruns);
+      draft.retry = this.reruns.length;
     }
     this.out.emit(draft);
 
@@ -247,27 +249,6 @@ export class JunitParser extends XmlBaseParser {
     this.failureType = '';
     this.skippedMessage = '';
     this.reruns.length = 0;
-  }
-
-  /**
-   * The test case's rerun elements, each as an attempt of it (its name, suite, start and properties; the element's
-   * status and message), retries 0, 1, …; the draft is left as it was, its retry the next one: its last attempt.
-   */
-  private emitReruns(): void {
-    const draft = this.draft;
-    const last = { ...draft };
-    draft.trace = '';
-    draft.stdout = '';
-    draft.stderr = '';
-    draft.durationMs = NaN;
-    this.reruns.forEach(({ status, message }, retry) => {
-      draft.status = status;
-      draft.message = message;
-      draft.retry = retry;
-      this.out.emit(draft);
-    });
-    Object.assign(draft, last);
-    draft.retry = this.reruns.length;
   }
 
   /** The message attribute, else the first line of the text (Jest writes only text), else the exception type. */

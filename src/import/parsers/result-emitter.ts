@@ -16,6 +16,14 @@ import {
 
 export const UNNAMED = '(unnamed)';
 
+/** An earlier attempt of the test a draft holds, which its parser writes out before the test's own result. */
+export interface EarlierAttempt {
+  status: ResultStatus;
+  message?: string;
+  trace?: string;
+  durationMs?: number;
+}
+
 /** Distinct warning kinds kept per report; a report that trips more is reported as "and N more". */
 const MAX_WARNING_KINDS = 50;
 
@@ -188,6 +196,26 @@ export class ResultEmitter {
     }
 
     this.sink.result(result);
+  }
+
+  /**
+   * The earlier attempts of the test `draft` holds (Surefire's rerun elements, CTRF's retries), each as a result of
+   * it: the draft's name, suite, start and attributes, the attempt's status, message, trace and duration, no output,
+   * retries 0, 1, …. The draft is left as it was, for its own result.
+   */
+  emitAttempts(draft: ResultDraft, attempts: readonly EarlierAttempt[]): void {
+    const own = { ...draft };
+    draft.stdout = '';
+    draft.stderr = '';
+    attempts.forEach((attempt, retry) => {
+      draft.status = attempt.status;
+      draft.message = attempt.message ?? '';
+      draft.trace = attempt.trace ?? '';
+      draft.durationMs = attempt.durationMs ?? NaN;
+      draft.retry = retry;
+      this.emit(draft);
+    });
+    Object.assign(draft, own);
   }
 
   /** Hands the warnings to the sink; called once, at the end of the report. */
