@@ -105,7 +105,14 @@ export class TwoFactorService {
         'There is no enrolment to activate; start one with POST /api/auth/2fa/enroll',
       );
     }
-    await this.limitCodeChecks(userId, ip, 'POST /api/auth/2fa/activate');
+    await this.limitPerUser(
+      `2fa-code:${userId}`,
+      CODE_CHECKS_PER_MINUTE,
+      TOO_MANY_CODES,
+      userId,
+      ip,
+      'POST /api/auth/2fa/activate',
+    );
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
     if (!check.valid) {
       this.audit({
@@ -137,7 +144,14 @@ export class TwoFactorService {
     if (!row?.active) {
       throw AppError.conflict('Two-factor authentication is not active');
     }
-    await this.limitCodeChecks(userId, ip, 'POST /api/auth/2fa/disable');
+    await this.limitPerUser(
+      `2fa-code:${userId}`,
+      CODE_CHECKS_PER_MINUTE,
+      TOO_MANY_CODES,
+      userId,
+      ip,
+      'POST /api/auth/2fa/disable',
+    );
     const check = await this.totp.check(this.secretOf(row, userId), code, row.lastUsedStep);
     if (!check.valid || !(await this.repository.disable(userId, check.step))) {
       this.audit({
@@ -185,21 +199,14 @@ export class TwoFactorService {
     if (!userId || generation === undefined || (await this.generation(userId)) !== generation) {
       throw AppError.unauthenticated(BAD_CHALLENGE);
     }
-    const hit = await this.kv.hitWindow(`2fa-verify:${userId}`, 60_000, VERIFY_PER_MINUTE, 60_000);
-    if (hit.isBlocked) {
-      if (hit.totalHits === VERIFY_PER_MINUTE + 1) {
-        this.logger.warn(`Rate limit hit: user ${userId} from ${ip} on POST /api/auth/2fa/verify`);
-      }
-      this.audit(
-        rateLimitAudit(
-          ip,
-          'POST /api/auth/2fa/verify',
-          { scope: 'user', limit: VERIFY_PER_MINUTE },
-          { id: userId },
-        ),
-      );
-      throw rateLimitedFor(hit.timeToBlockExpire, 'Too many two-factor attempts');
-    }
+    await this.limitPerUser(
+      `2fa-verify:${userId}`,
+      VERIFY_PER_MINUTE,
+      'Too many two-factor attempts',
+      userId,
+      ip,
+      'POST /api/auth/2fa/verify',
+    );
     const user = await this.users.findById(userId);
     const row = user?.enabled ? await this.repository.find(userId) : null;
     if (!user || !row?.active) {
@@ -283,15 +290,27 @@ export class TwoFactorService {
   }
 
   /**
-   * The user's code checks at activation and disabling, CODE_CHECKS_PER_MINUTE a minute: beyond, 429, and the hit
-   * audited (RATE_LIMIT_HIT) as the second login step's are.
+   * A minute's window of `perMinute` tries at `key` for the user (the second login step's; the code checks of
+   * activation and disabling, which share one): beyond it, 429 saying `what`, the hit audited (RATE_LIMIT_HIT, one
+   * row an hour with its count) and the first of a window logged.
    */
-  private async limitCodeChecks(userId: string, ip: string, route: string): Promise<void> {
-    const hit = await this.kv.hitWindow(`2fa-code:${userId}`, 60_000, CODE_CHECKS_PER_MINUTE, 60_000);
-    if (hit.isBlocked) {
-      this.audit(rateLimitAudit(ip, route, { scope: 'user', limit: CODE_CHECKS_PER_MINUTE }, { id: userId }));
-      throw rateLimitedFor(hit.timeToBlockExpire, TOO_MANY_CODES);
+  private async limitPerUser(
+    key: string,
+    perMinute: number,
+    what: string,
+    userId: string,
+    ip: string,
+    route: string,
+  ): Promise<void> {
+    const hit = await this.kv.hitWindow(key, 60_000, perMinute, 60_000);
+    if (!hit.isBlocked) {
+      return;
     }
+    if (hit.totalHits === perMinute + 1) {
+      this.logger.warn(`Rate limit hit: user ${userId} from ${ip} on ${route}`);
+    }
+    this.audit(rateLimitAudit(ip, route, { scope: 'user', limit: perMinute }, { id: userId }));
+    throw rateLimitedFor(hit.timeToBlockExpire, what);
   }
 
   /** The user's challenge generation; challenges of an earlier one are dead. */
