@@ -1,5 +1,6 @@
-import { useEffect, useState } from 'react';
+import { useMemo } from 'react';
 import type uPlot from 'uplot';
+import { useMediaQuery } from './use-media-query';
 
 /**
  * The colours a chart draws with, read from the page's CSS variables for the colour scheme in use. uPlot draws its
@@ -41,17 +42,10 @@ const DARK = '(prefers-color-scheme: dark)';
 
 /** The chart colours of the scheme in use, read again whenever the system switches between light and dark. */
 export function useChartColors(): ChartColors {
-  const [colors, setColors] = useState(chartColors);
-  useEffect(() => {
-    const query = window.matchMedia?.(DARK);
-    if (!query) {
-      return;
-    }
-    const changed = () => setColors(chartColors());
-    query.addEventListener('change', changed);
-    return () => query.removeEventListener('change', changed);
-  }, []);
-  return colors;
+  const dark = useMediaQuery(DARK);
+  // Read again when the scheme changes: the CSS variables' values follow it.
+  // eslint-disable-next-line react-hooks/exhaustive-deps
+  return useMemo(() => chartColors(), [dark]);
 }
 
 /** An axis drawn in the scheme's colours. */
