@@ -1,5 +1,5 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useRef, useState } from 'react';
+import { useRef, useState } from 'react';
 import {
   type CreatedWebhook,
   type ProjectRole,
@@ -12,6 +12,7 @@ import { CopyButton } from '../../../ui/CopyButton';
 import { Loaded, noItems } from '../../../ui/components';
 import { type Outcome, outcomeOf, OutcomeLine, said } from '../../../ui/outcome';
 import { RelativeTime } from '../../../ui/relative-time';
+import { useFocusLater } from '../../../ui/use-focus-later';
 import { useUrlState } from '../../../ui/url-state';
 import { Deliveries, DeliveryStatus } from './Deliveries';
 import { NotifyMe } from './NotifyMe';
@@ -50,16 +51,9 @@ function Webhooks({ projectId }: { projectId: number }) {
   const queries = useQueryClient();
   const [state, set] = useUrlState(['webhook', 'dpage'] as const);
   const [adding, setAdding] = useState(false);
-  // The form closed by Escape or Cancel gives the focus back to the button that opened it (there again once the
-  // form is gone).
+  // The form closed by Escape or Cancel gives the focus back to the button that opened it, there again once it is gone.
   const addButton = useRef<HTMLButtonElement>(null);
-  const refocusAdd = useRef(false);
-  useEffect(() => {
-    if (refocusAdd.current && addButton.current) {
-      addButton.current.focus();
-      refocusAdd.current = false;
-    }
-  });
+  const focusLater = useFocusLater();
   const [editing, setEditing] = useState<number | undefined>();
   const [created, setCreated] = useState<CreatedWebhook | undefined>();
   const list = useQuery({ queryKey: webhooksKey(projectId), queryFn: () => api.listWebhooks(projectId) });
@@ -175,7 +169,7 @@ function Webhooks({ projectId }: { projectId: number }) {
             error={outcome.errorOf('create')}
             onSubmit={(input) => create.mutate(input)}
             onCancel={() => {
-              refocusAdd.current = true;
+              focusLater(() => addButton.current);
               setAdding(false);
             }}
           />

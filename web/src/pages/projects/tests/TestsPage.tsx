@@ -1,5 +1,5 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { Fragment, useEffect, useRef, useState } from 'react';
+import { Fragment, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { roleAtLeast, TEST_STATES, type TestCase, type TestState } from '../../../api/client';
 import { useApi } from '../../../session-context';
@@ -7,6 +7,7 @@ import { counted, Loaded, noItems, Page, Pager, PastLastPage } from '../../../ui
 import { outcomeOf, OutcomeLine, said } from '../../../ui/outcome';
 import { RelativeTime } from '../../../ui/relative-time';
 import { SearchField } from '../../../ui/SearchField';
+import { useFocusLater } from '../../../ui/use-focus-later';
 import { FlakeRate, quarantineSpan, STATE_LABELS, STATE_MEANINGS, StateBadge } from '../../../ui/test-health';
 import { nextSort, parseSort, sortInWords, useUrlState } from '../../../ui/url-state';
 import { ProjectNav } from '../ProjectNav';
@@ -74,21 +75,10 @@ export function TestsPage() {
   const { quarantine, release } = useQuarantineActions(projectId);
   // The row whose quarantine form is open, if any: one at a time.
   const [opened, setOpened] = useState<number>();
-  // The test whose row's action takes the focus back once its form closes (and its button is there and enabled
-  // again: after a quarantine, the list read anew shows Release): looked for after each render until found.
-  const refocus = useRef<number>(undefined);
-  useEffect(() => {
-    const button =
-      refocus.current === undefined
-        ? null
-        : document.querySelector<HTMLButtonElement>(`button[data-test-action="${refocus.current}"]`);
-    if (button && !button.disabled) {
-      button.focus();
-      refocus.current = undefined;
-    }
-  });
+  // A closed form gives the focus back to its row's action (after a quarantine, Release once the list is read anew).
+  const focusLater = useFocusLater();
   const closeForm = (id: number) => {
-    refocus.current = id;
+    focusLater(() => document.querySelector<HTMLElement>(`button[data-test-action="${id}"]`));
     setOpened(undefined);
   };
   const outcome = outcomeOf({
