@@ -103,12 +103,7 @@ export class IngestV2Processor {
       if (!run) {
         return;
       }
-      emitted.push({
-        projectId: run.projectId,
-        event: 'run.created',
-        runId: run.id,
-        data: { run: toRunDto(run) },
-      });
+      emitted.push({ projectId: run.projectId, event: 'run.created', runId: run.id, data: { run: toRunDto(run) } });
       for (const pending of await this.repository.takePending(tx, message.projectId, message.uuid)) {
         await this.apply(tx, pending.payload, emitted, written, final);
       }
@@ -122,23 +117,12 @@ export class IngestV2Processor {
     if (message.kind === 'results') {
       await this.addResults(tx, run, [message], emitted, written, final);
     } else {
-      if (
-        await this.repository.finish(
-          tx,
-          run.id,
-          message.finishedAt ? new Date(message.finishedAt) : new Date(),
-        )
-      ) {
+      if (await this.repository.finish(tx, run.id, message.finishedAt ? new Date(message.finishedAt) : new Date())) {
         await this.observers.runFinished(tx, { id: String(run.id), projectId: String(run.projectId) });
         final.set(run.id, { projectId: run.projectId, runId: run.id });
       }
       const finished = (await this.repository.findRun(tx, run.projectId, message.runUuid))!;
-      emitted.push({
-        projectId: run.projectId,
-        event: 'run.finished',
-        runId: run.id,
-        data: { run: toRunDto(finished) },
-      });
+      emitted.push({ projectId: run.projectId, event: 'run.finished', runId: run.id, data: { run: toRunDto(finished) } });
     }
   }
 
@@ -189,12 +173,7 @@ export class IngestV2Processor {
       }
       offset += n;
       if (added) {
-        emitted.push({
-          projectId: run.projectId,
-          event: 'results.added',
-          runId: run.id,
-          data: { counts: outcome.counts, added },
-        });
+        emitted.push({ projectId: run.projectId, event: 'results.added', runId: run.id, data: { counts: outcome.counts, added } });
       }
     }
   }
@@ -205,3 +184,4 @@ function runKey(message: IngestMessage): string {
 }
 
 type ResultsMessage = Extract<IngestMessage, { kind: 'results' }>;
+

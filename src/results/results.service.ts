@@ -76,8 +76,7 @@ export class ResultsService {
       name,
       startedAt: dto.startedAt ? new Date(dto.startedAt) : new Date(),
       attributes,
-      stream:
-        dto.stream?.trim() ?? defaultStream(name, attributes, await this.runs.streamAttributes(projectId)),
+      stream: dto.stream?.trim() ?? defaultStream(name, attributes, await this.runs.streamAttributes(projectId)),
     });
     const body = toRunDto(run);
     this.emit({ projectId, event: 'run.created', runId: run.id, data: { run: body } });
@@ -88,11 +87,7 @@ export class ResultsService {
     const page = pageRequest(query, ['startedAt', 'name', 'id'] as const, [
       { field: 'startedAt', direction: 'DESC' },
     ]);
-    const [rows, total] = await this.runs.listRuns(
-      projectId,
-      { status: query.status, q: query.q, stream: query.stream },
-      page,
-    );
+    const [rows, total] = await this.runs.listRuns(projectId, { status: query.status, q: query.q, stream: query.stream }, page);
     return toPage(rows.map(toRunDto), total, page);
   }
 
@@ -188,16 +183,8 @@ export class ResultsService {
       BROKEN: run.countBroken,
       SKIPPED: run.countSkipped,
     };
-    const [rows, total] = await this.runs.listResults(
-      runId,
-      { allAttempts, status, suite, q, group },
-      page,
-      counts,
-    );
-    const failures = await this.failures.of(
-      runId,
-      rows.filter(isFailure).map((r) => r.id),
-    );
+    const [rows, total] = await this.runs.listResults(runId, { allAttempts, status, suite, q, group }, page, counts);
+    const failures = await this.failures.of(runId, rows.filter(isFailure).map((r) => r.id));
     return toPage(
       rows.map((r) => withFailure(toResultDto(r), r, failures)),
       total,
@@ -273,14 +260,10 @@ export class ResultsService {
    * by `cursor` (the previous page's nextCursor: read from its last key, no count). Every page gives its nextCursor.
    */
   async listTests(projectId: string, query: TestsQueryDto): Promise<TestCasePageDto> {
-    const page = pageRequest(
-      query,
-      ['suite', 'name', 'id', 'flakeRate', 'lastFailedAt', 'firstSeenAt'] as const,
-      [
-        { field: 'suite', direction: 'ASC' },
-        { field: 'name', direction: 'ASC' },
-      ],
-    );
+    const page = pageRequest(query, ['suite', 'name', 'id', 'flakeRate', 'lastFailedAt', 'firstSeenAt'] as const, [
+      { field: 'suite', direction: 'ASC' },
+      { field: 'name', direction: 'ASC' },
+    ]);
     const states = query.state?.length ? testStates(query.state) : undefined;
     const keys = testKeyOrder(page.sort);
     const continuable = keys.every((k) => CURSOR_SORTS.includes(k.field));
@@ -298,9 +281,7 @@ export class ResultsService {
         );
       }
       if (!continuable) {
-        throw AppError.validation(
-          `cursor continues only sorts on ${CURSOR_SORTS.join(', ')}: use page instead`,
-        );
+        throw AppError.validation(`cursor continues only sorts on ${CURSOR_SORTS.join(', ')}: use page instead`);
       }
       const cursor = decodeCursor(query.cursor, list);
       from = { after: cursor.k, total: cursor.n };
@@ -308,8 +289,7 @@ export class ResultsService {
     }
     const [rows, total] = await this.runs.listTests(projectId, { q: query.q, states }, page, from);
     const last = rows.at(-1);
-    const more =
-      continuable && last !== undefined && rows.length === page.size && offset + rows.length < total;
+    const more = continuable && last !== undefined && rows.length === page.size && offset + rows.length < total;
     const nextCursor = more
       ? encodeCursor({
           ...list,
@@ -319,11 +299,7 @@ export class ResultsService {
         })
       : null;
     return {
-      ...toPage(
-        rows.map((r) => toTestCaseDto(r)),
-        total,
-        { page: Math.floor(offset / page.size), size: page.size },
-      ),
+      ...toPage(rows.map((r) => toTestCaseDto(r)), total, { page: Math.floor(offset / page.size), size: page.size }),
       nextCursor,
     };
   }
@@ -350,11 +326,7 @@ export class ResultsService {
     }
     const [rows, total] = await this.runs.history(test.id, page);
     return toPage(
-      rows.map((r) => ({
-        ...resultFields(r),
-        runName: r.runName,
-        attempts: r.attemptRows.map(toAttemptDto),
-      })),
+      rows.map((r) => ({ ...resultFields(r), runName: r.runName, attempts: r.attemptRows.map(toAttemptDto) })),
       total,
       page,
     );
@@ -392,13 +364,7 @@ export class ResultsService {
       const streamAttributes = fields.stream ? [] : await this.runs.streamAttributes(projectId);
       const streamOf = () => fields.stream ?? defaultStream(nameOf(), fields.attributes, streamAttributes);
       const created = await this.runs.createRun(
-        {
-          projectId,
-          name: nameOf(),
-          startedAt: new Date(),
-          attributes: fields.attributes,
-          stream: streamOf(),
-        },
+        { projectId, name: nameOf(), startedAt: new Date(), attributes: fields.attributes, stream: streamOf() },
         tx,
       );
       // Test case ids to remember after the commit, as many as the writer's cache keeps: a report of a million
@@ -412,10 +378,7 @@ export class ResultsService {
         await writer.settled();
         throw error;
       }
-      const { startedAt, finishedAt } = fields.times?.() ?? {
-        startedAt: created.startedAt,
-        finishedAt: new Date(),
-      };
+      const { startedAt, finishedAt } = fields.times?.() ?? { startedAt: created.startedAt, finishedAt: new Date() };
       // The run as it will be once finished, for the observers of its outcomes (its name, so its stream, comes from
       // the report).
       runRef.stream = streamOf();
@@ -548,11 +511,7 @@ function isFailure(r: ResultEntity): boolean {
 }
 
 /** A failing result's fields with its signature (null when it has none); others as they are. */
-function withFailure<T extends ResultFieldsDto>(
-  dto: T,
-  r: ResultEntity,
-  failures: Map<string, ResultFailure>,
-): T {
+function withFailure<T extends ResultFieldsDto>(dto: T, r: ResultEntity, failures: Map<string, ResultFailure>): T {
   return isFailure(r) ? { ...dto, failure: failures.get(String(r.id)) ?? null } : dto;
 }
 
