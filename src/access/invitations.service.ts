@@ -89,11 +89,7 @@ export class InvitationsService {
       actorEmail: result.user.email,
       ip,
       target: result.invitation.projectId ? `project:${result.invitation.projectId}` : 'workspace',
-      details: {
-        invitationId: Number(result.invitation.id),
-        role: result.role,
-        accountCreated: result.accountCreated,
-      },
+      details: { invitationId: Number(result.invitation.id), role: result.role, accountCreated: result.accountCreated },
     });
     return {
       userId: Number(result.user.id),
