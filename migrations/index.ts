@@ -32,6 +32,7 @@ import { TestHealthLastFailedByDay1795860000000 } from './1795860000000-TestHeal
 import { RunPurgeStarted1795870000000 } from './1795870000000-RunPurgeStarted.js';
 import { TestCasesWithoutProjectForeignKey1795880000000 } from './1795880000000-TestCasesWithoutProjectForeignKey.js';
 import { TestHealthSecondRunHot1795890000000 } from './1795890000000-TestHealthSecondRunHot.js';
+import { TestHealthChanges1795900000000 } from './1795900000000-TestHealthChanges.js';
 
 /** Applied in this order at boot (under an advisory lock). Add each new migration here. */
 export const MIGRATIONS = [
@@ -69,4 +70,5 @@ export const MIGRATIONS = [
   RunPurgeStarted1795870000000,
   TestCasesWithoutProjectForeignKey1795880000000,
   TestHealthSecondRunHot1795890000000,
+  TestHealthChanges1795900000000,
 ];

@@ -44,6 +44,14 @@ describe(AppConfig.name, () => {
     );
   });
 
+  it('remembers settled tests unless SVC_HEALTH_SETTLED_CACHE is false (a rolling upgrade)', () => {
+    expect(load({ SVC_JWT_SECRET: SECRET }).healthSettledCache).toBe(true);
+    expect(load({ SVC_JWT_SECRET: SECRET, SVC_HEALTH_SETTLED_CACHE: 'false' }).healthSettledCache).toBe(false);
+    expect(() => load({ SVC_JWT_SECRET: SECRET, SVC_HEALTH_SETTLED_CACHE: 'maybe' })).toThrow(
+      /SVC_HEALTH_SETTLED_CACHE/,
+    );
+  });
+
   it('reads the retention pause and refuses one out of range, naming it', () => {
     const sut = load({ SVC_JWT_SECRET: SECRET, SVC_RETENTION_PAUSE_MS: '0', SVC_RETENTION_PAUSE_PERCENT: '50' });
     expect(sut.retention).toMatchObject({ pauseMs: 0, pausePercent: 50 });

@@ -128,6 +128,8 @@ export class AppConfig {
    * replicas of a release before it still run (README, "Upgrading replicas one at a time").
    */
   readonly healthQuietSecondRun: boolean;
+  /** Whether a replica remembers its projects' settled tests (src/stability/settled-tests.ts). */
+  readonly healthSettledCache: boolean;
   /** Outbound webhooks: the retries' base delay, one attempt's timeout, whether private addresses are allowed. */
   readonly webhooks: { retryBaseSeconds: number; timeoutMs: number; allowPrivate: boolean };
   /**
@@ -220,6 +222,7 @@ export class AppConfig {
     this.billing = { webhookSecret: env.SVC_BILLING_WEBHOOK_SECRET };
     this.flakyDetection = env.SVC_FLAKY_DETECTION;
     this.healthQuietSecondRun = env.SVC_HEALTH_QUIET_SECOND_RUN;
+    this.healthSettledCache = env.SVC_HEALTH_SETTLED_CACHE;
     this.triage = { signatures: env.SVC_TRIAGE_SIGNATURES };
     this.webhooks = {
       retryBaseSeconds: parseDurationSeconds(env.SVC_WEBHOOK_RETRY_BASE)!,

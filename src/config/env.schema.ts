@@ -252,6 +252,9 @@ export class EnvironmentVariables {
   @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_HEALTH_QUIET_SECOND_RUN must be true or false' })
   SVC_HEALTH_QUIET_SECOND_RUN: boolean = true;
 
+  @IsOptional() @Transform(toBool) @IsBoolean({ message: 'SVC_HEALTH_SETTLED_CACHE must be true or false' })
+  SVC_HEALTH_SETTLED_CACHE: boolean = true;
+
   @IsOptional() @Transform(emptyToUndefined) @IsEmailAddress({ message: 'SVC_BOOTSTRAP_ADMIN_EMAIL must be an email address' })
   SVC_BOOTSTRAP_ADMIN_EMAIL?: string;
 

@@ -81,16 +81,17 @@ export interface ResultFilter {
 export const NOT_PURGING = 'run_id NOT IN (SELECT run_id FROM run_purges)';
 
 /**
- * A test's `runs` as read (test_health `h`): the stored count, except for a steady test whose row lags behind its
- * last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written, from a test's second run on),
- * whose runs since its stored last run are counted from its outcomes, up to the project's window `w.win` (an index
- * range of at most that many results). Its flake rate is read from it: none until the test has run twice, else the
- * stored one (0 for such a test). A row stored without a rate (by a replica of a release before) is never left to lag
- * (quietSql), so counting its later outcomes finds none; with SVC_HEALTH_QUIET_SECOND_RUN=false neither is a row of
- * one run.
+ * A test's `runs` as read (test_health `h`): the stored count, except for a row that lags behind its last outcomes: a
+ * steady test's behind its last plain passes (src/stability/flakiness.ts, `steady`: such passes are not written, from a
+ * test's second run on) and a test failing steadily behind its plain failures of the last hour (settled-tests.ts,
+ * LAG_MS), whose runs since its stored last run are counted from its outcomes, up to the project's window `w.win` (an
+ * index range of at most that many results; empty for a row that does not lag). Its flake rate is read from it: none
+ * until the test has run twice, else the stored one (0 for such a test). A row stored without a rate (by a replica of
+ * a release before) is never left to lag (quietSql), so counting its later outcomes finds none; with
+ * SVC_HEALTH_QUIET_SECOND_RUN=false neither is a row of one run.
  */
-const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status = 'PASSED' AND h.runs >= 1
-       AND h.runs < w.win
+const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status IN ('PASSED', 'FAILED', 'BROKEN')
+       AND h.runs >= 1 AND h.runs < w.win
       THEN least(
         w.win,
         h.runs + (SELECT count(*)::int FROM (
@@ -98,6 +99,19 @@ const RUNS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status
                     WHERE r.test_id = h.test_id AND r.outcome AND r.status <> 'SKIPPED' AND r.run_id > h.last_run_id
                       AND r.${NOT_PURGING} LIMIT ${MAX_FLAKY_WINDOW}) s))
       ELSE coalesce(h.runs, 0) END`;
+
+/**
+ * A test's `lastFailedAt` as read (test_health `h`): the stored one, or for a test failing steadily whose row lags
+ * behind its plain failures of the last hour (see RUNS_READ), the start of the last run it failed in since its stored
+ * last run. The tests list sorts by the stored one (ix_test_health_last_failed_day), which is that much early at most,
+ * on the same day.
+ */
+const LAST_FAILED_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status IN ('FAILED', 'BROKEN')
+      THEN greatest(h.last_failed_at, (
+             SELECT max(ru.started_at) FROM results r JOIN runs ru ON ru.id = r.run_id
+              WHERE r.test_id = h.test_id AND r.outcome AND r.status IN ('FAILED', 'BROKEN')
+                AND r.run_id > h.last_run_id AND r.${NOT_PURGING}))
+      ELSE h.last_failed_at END`;
 
 /** A LIKE pattern for `text` anywhere, its own wildcards taken literally. */
 export function containing(text: string): string {
@@ -532,7 +546,7 @@ export class RunsRepository {
     const rows: Record<string, unknown>[] = await this.db.query(
       `SELECT t.id, t.suite, t.name, h.last_status AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
               CASE WHEN rr.runs >= 2 THEN h.flake_rate END AS "flakeRate", rr.runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
-              h.last_failed_at AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
+              ${LAST_FAILED_READ} AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"
          FROM (SELECT ${health ? 'h.test_id' : 't.id'} AS id
                  FROM ${source('h.test_id, h.flake_rate, h.last_failed_day, h.last_failed_at, h.first_seen_at')}${filters.map((f) => ` AND ${f}`).join('')}

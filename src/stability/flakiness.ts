@@ -186,6 +186,21 @@ export function steady(h: TestHealth): boolean {
 }
 
 /**
+ * Whether a failing outcome leaves this kept health as it is, but for its window, run count, last status, last run and
+ * last failure (`plainFailure`): a test not quarantined, not flaky, whose last status is a failure and which failed in
+ * every run of its window, no outcome or attempt passing (test-health.repository.ts, `failingSteadilySql`).
+ */
+export function failingSteadily(h: TestHealth): boolean {
+  return (
+    h.quarantine === null &&
+    !h.flaky &&
+    (h.lastStatus === 'FAILED' || h.lastStatus === 'BROKEN') &&
+    h.entries.length > 0 &&
+    h.entries.every((e) => outcomeBit(e) !== PASSED && !passedIn(e))
+  );
+}
+
+/**
  * Whether an outcome is a plain pass (PASSED, no attempt failed or broke): applied to a steady test in a later run,
  * it changes nothing the rules or the state read but the window, so the write stores nothing for it (its result is
  * the record: `caughtUp` reads the window back from the outcomes when the test next needs it).

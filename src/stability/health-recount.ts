@@ -1,5 +1,6 @@
 import type { EntityManager } from 'typeorm';
 import { idArray } from '../database/id-array.js';
+import { logHealthChanges } from './health-changes.js';
 
 /** SQL for a status's bit (src/results/attempts.ts, STATUS_BITS). */
 const bit = (column: string) =>
@@ -82,6 +83,7 @@ export async function recountHealth(
   if (!locked.length) {
     return;
   }
+  const ids = locked.map((r) => String(r.test_id));
   await tx.query(
     `WITH settings AS (
        SELECT coalesce((p.settings->'flaky'->>'window')::int, 30) AS win,
@@ -135,6 +137,8 @@ export async function recountHealth(
                          ELSE 'HEALTHY' END
        FROM recounted c
       WHERE h.test_id = c.test_id`,
-    [projectId, locked.map((r) => String(r.test_id))],
+    [projectId, ids],
   );
+  // A recount may leave a test steady that was not, or not one that was (settled-tests.ts).
+  await logHealthChanges(tx, projectId, ids);
 }

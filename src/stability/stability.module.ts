@@ -6,6 +6,7 @@ import { ResultsModule } from '../results/results.module.js';
 import { ResultsObservers } from '../results/results-observers.js';
 import { FlakyPolicyCache } from './flaky-policy.cache.js';
 import { QuarantineSweeper } from './quarantine.sweeper.js';
+import { SETTLED_TESTS_CAPACITY, SettledTests } from './settled-tests.js';
 import { StabilityController } from './stability.controller.js';
 import { StabilityObserver } from './stability.observer.js';
 import { StabilityService } from './stability.service.js';
@@ -28,6 +29,12 @@ import {
       useFactory: (config: AppConfig): HealthWriteOptions => ({
         quietSecondRun: config.healthQuietSecondRun,
       }),
+      inject: [AppConfig],
+    },
+    {
+      provide: SettledTests,
+      useFactory: (config: AppConfig) =>
+        new SettledTests(config.healthSettledCache ? SETTLED_TESTS_CAPACITY : 0),
       inject: [AppConfig],
     },
     TestHealthRepository,

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { EntityManager } from 'typeorm';
 import { AUDIT_EVENT, type AuditRecord } from '../audit/audit.events.js';
 import { NotificationOutbox } from '../notifications/notification-outbox.js';
+import { STATUS_BITS } from '../results/attempts.js';
 import type {
   AfterCommit,
   DeletedResults,
@@ -18,18 +19,23 @@ import {
   type TestHealth,
   type Transitions,
   applyOutcome,
+  failingSteadily,
   newHealth,
 } from './flakiness.js';
+import { healthChangesSince, logHealthChanges } from './health-changes.js';
 import { commitKey, textKey } from './health-keys.js';
 import { STABILITY_EVENT, type StabilityEvent } from './stability.events.js';
+import { recountHealth } from './health-recount.js';
+import { SETTLED, SettledTests } from './settled-tests.js';
 import {
   type HealthRead,
   type HealthWrite,
+  PLAIN_FAILURE,
+  type RunEntry,
   TestHealthRepository,
   entryParts,
   outcomeCode,
 } from './test-health.repository.js';
-import { recountHealth } from './health-recount.js';
 
 /** Tests settled by one statement at most. */
 const SLICE = 5000;
@@ -54,12 +60,20 @@ const MAX_TRIES = 5;
  * results, a tenth failing). A test that turned flaky or was quarantined owes its notification in
  * the same transaction; live events, audit records and the notification's announcement follow the commit.
  *
+ * Each replica also remembers the tests it read settled (settled-tests.ts): in a later run, a plain pass of a steady
+ * test is not read at all, and a plain failure of a test failing steadily is not written within the hour and not read
+ * after it; a write that ends either (or a person's quarantine, a retention recount) logs the tests for every
+ * replica (test_health_changes), which each write reads first. A CI run repeating a stable suite then costs its
+ * health one probe of that log a batch, and a few writes an hour.
+ *
  * One race is left: a plain pass written while another run's write, not yet seeing it, catches up the same test
  * (its first failure after a steady streak, in two runs written at once) is missing from that test's window until
  * the window moves past it. Runs of one stream are written one after the other in practice, but the legs of a matrix
  * build (runs of several streams at once, from a suite's second run on) meet it when a test fails in one leg and
  * passes in another: its window then lacks that pass (one flip more than the truth, at most, until the pass leaves the
  * window). Closing it would mean locking every passing test's row again, which is the cost this path exists to avoid.
+ * In the same way, a plain failure left unwritten while another replica writes a later run of the same test can be
+ * missing from its run count, and a change logged while a write is under way is not yet heard of by that write.
  */
 @Injectable()
 export class StabilityObserver implements ResultsObserver {
@@ -68,6 +82,7 @@ export class StabilityObserver implements ResultsObserver {
     private readonly policies: FlakyPolicyCache,
     private readonly events: EventEmitter2,
     private readonly notifications: NotificationOutbox,
+    @Optional() private readonly settled?: SettledTests,
   ) {}
 
   /**
@@ -88,6 +103,13 @@ export class StabilityObserver implements ResultsObserver {
     const known = await this.runOf(tx, run);
     const now = new Date();
     const told: { testId: string; transitions: Transitions; health: TestHealth }[] = [];
+    const write: HealthWriteState = {
+      settledAt: this.settled?.enabled ? await this.settledUpTo(tx, run.projectId) : undefined,
+      steady: [],
+      failed: [],
+      broken: [],
+      changed: new Set(),
+    };
     // An import's finish gives every test of its run: a slice at a time, so that no statement carries 100,000 rows.
     // Two slices' reads are under way at a time: the next one's statement is queued on the connection while this
     // one's runs, so that Node prepares and weighs one slice while PostgreSQL reads another.
@@ -95,7 +117,7 @@ export class StabilityObserver implements ResultsObserver {
     let at = 0;
     const readNext = () => {
       if (at < outcomes.length) {
-        const read = this.readSlice(tx, run, outcomes.slice(at, at + SLICE), known, policy, now, told);
+        const read = this.readSlice(tx, run, outcomes.slice(at, at + SLICE), known, policy, now, told, write);
         // Awaited in turn, or settled on an error (below); no unhandled rejection meanwhile.
         read.catch(() => undefined);
         reads.push(read);
@@ -116,7 +138,7 @@ export class StabilityObserver implements ResultsObserver {
       readNext();
       if (slice) {
         try {
-          await this.weigh(tx, run, slice, known, policy, now, told);
+          await this.weigh(tx, run, slice, known, policy, now, told, write);
         } catch (error) {
           // The reads under way were sent before this slice's statements: when one of them failed (a deadlock, a
           // lock timeout), these failed only as "transaction is aborted", and its error is the one to tell (a
@@ -126,11 +148,46 @@ export class StabilityObserver implements ResultsObserver {
         }
       }
     }
+    if (write.changed.size) {
+      await logHealthChanges(tx, run.projectId, [...write.changed]);
+    }
+    const remember = this.remembering(run, known, write);
     if (!told.length) {
-      return undefined;
+      return remember;
     }
     await this.owe(tx, run, told);
-    return () => this.tell(run, told);
+    return () => {
+      remember?.();
+      this.tell(run, told);
+    };
+  }
+
+  /**
+   * Brings what this process remembers of the project's settled tests up to the project's changes (settled-tests.ts):
+   * answers the last change it knows of now.
+   */
+  private async settledUpTo(tx: EntityManager, projectId: string): Promise<string> {
+    const { top, changes } = await healthChangesSince(tx, projectId, this.settled!.known(projectId));
+    this.settled!.apply(projectId, top, changes);
+    return top;
+  }
+
+  /** What to remember of the tests this write read settled, once it has committed (settled-tests.ts). */
+  private remembering(
+    run: RunRef,
+    known: Pick<RunOutcome, 'run' | 'startedAt'>,
+    write: HealthWriteState,
+  ): AfterCommit | undefined {
+    const { settledAt, steady, failed, broken } = write;
+    if (settledAt === undefined || !(steady.length + failed.length + broken.length)) {
+      return undefined;
+    }
+    return () =>
+      this.settled!.remember(run.projectId, settledAt, Number(known.run), known.startedAt.getTime(), {
+        steady,
+        failed,
+        broken,
+      });
   }
 
   /**
@@ -148,6 +205,7 @@ export class StabilityObserver implements ResultsObserver {
     policy: FlakyPolicy,
     now: Date,
     told: { testId: string; transitions: Transitions; health: TestHealth }[],
+    write: HealthWriteState,
   ): Promise<SliceRead | undefined> {
     let pending: readonly TestOutcome[] = outcomes;
     if (outcomes.some((o) => o.created)) {
@@ -178,6 +236,14 @@ export class StabilityObserver implements ResultsObserver {
         return undefined;
       }
     }
+    let codes = pending.map((o) => outcomeCode(o, policy.flipRate));
+    const entry: RunEntry = { ...entryParts(known.run, known.stream, known.commit), window: policy.window };
+    if (write.settledAt !== undefined) {
+      ({ pending, codes } = await this.settle(tx, run, pending, codes, known, entry, write));
+      if (!pending.length) {
+        return undefined;
+      }
+    }
     // One read: plain passes of steady tests change nothing but their windows and are not written (see `steady`);
     // plain failures of tests failing steadily and skips of tests that never ran are applied by the same statement
     // (see `plainFailure`, `skip`, repeatsSql); the others are weighed and stored where their row is still as read
@@ -185,15 +251,87 @@ export class StabilityObserver implements ResultsObserver {
     const read = await this.health.read(
       tx,
       pending.map((o) => o.testId),
-      pending.map((o) => outcomeCode(o, policy.flipRate)),
+      codes,
       known.run,
       known.startedAt,
-      { ...entryParts(known.run, known.stream, known.commit), window: policy.window },
+      entry,
     );
+    if (write.settledAt !== undefined) {
+      write.steady.push(...read.quiet);
+      pending.forEach((o, i) => {
+        if (codes[i] >= PLAIN_FAILURE && read.repeated.has(o.testId)) {
+          (failedKind(codes[i]) === SETTLED.BROKEN ? write.broken : write.failed).push(o.testId);
+        }
+      });
+    }
     if (read.quiet.size || read.repeated.size) {
       pending = pending.filter((o) => !read.quiet.has(o.testId) && !read.repeated.has(o.testId));
     }
     return pending.length ? { pending, read } : undefined;
+  }
+
+  /**
+   * The outcomes of tests this process knows settled (settled-tests.ts) taken out of `pending`: a plain pass of a
+   * steady test is quiet; a plain failure of a test failing steadily with the same status as its last is not written
+   * within LAG_MS of the run whose failure was (its row lags), and is otherwise applied (`applyRepeats`, which checks
+   * its row again: one that is no longer so stays pending). Answers the outcomes left, with their codes.
+   */
+  private async settle(
+    tx: EntityManager,
+    run: RunRef,
+    outcomes: readonly TestOutcome[],
+    codes: number[],
+    known: Pick<RunOutcome, 'run' | 'startedAt'>,
+    entry: RunEntry,
+    write: HealthWriteState,
+  ): Promise<{ pending: TestOutcome[]; codes: number[] }> {
+    const kindOf = this.settled!.forRun(run.projectId, Number(known.run), known.startedAt.getTime());
+    if (!kindOf) {
+      return { pending: [...outcomes], codes };
+    }
+    const pending: TestOutcome[] = [];
+    const left: number[] = [];
+    const failing: TestOutcome[] = [];
+    const failingCodes: number[] = [];
+    outcomes.forEach((o, i) => {
+      const code = codes[i];
+      const kind = kindOf(o.testId);
+      if (kind !== undefined) {
+        const settled = kind & ~SETTLED.RECENT;
+        if (settled === SETTLED.STEADY) {
+          if (code >> 4 === STATUS_BITS.PASSED) {
+            return;
+          }
+        } else if (code >= PLAIN_FAILURE) {
+          if ((kind & SETTLED.RECENT) === 0 || failedKind(code) !== settled) {
+            failing.push(o);
+            failingCodes.push(code);
+          }
+          return;
+        }
+      }
+      pending.push(o);
+      left.push(code);
+    });
+    if (failing.length) {
+      const applied = await this.health.applyRepeats(
+        tx,
+        failing.map((o) => o.testId),
+        failingCodes,
+        known.run,
+        known.startedAt,
+        entry,
+      );
+      failing.forEach((o, i) => {
+        if (applied.has(o.testId)) {
+          (failedKind(failingCodes[i]) === SETTLED.BROKEN ? write.broken : write.failed).push(o.testId);
+        } else {
+          pending.push(o);
+          left.push(failingCodes[i]);
+        }
+      });
+    }
+    return { pending, codes: left };
   }
 
   /** The outcomes `readSlice` left (its stored rows, and tests without one) weighed in Node and stored (see `readSlice`). */
@@ -205,6 +343,7 @@ export class StabilityObserver implements ResultsObserver {
     policy: FlakyPolicy,
     now: Date,
     told: { testId: string; transitions: Transitions; health: TestHealth }[],
+    write: HealthWriteState,
   ): Promise<void> {
     let pending = left;
     let stored = read.stored;
@@ -231,6 +370,10 @@ export class StabilityObserver implements ResultsObserver {
           now,
         );
         (before ? updates : inserts).push({ testId: o.testId, health, before });
+        if (before && (before.lastStatus === 'PASSED' || failingSteadily(before))) {
+          // It may have been steady or failing steadily: a replica may remember it so (settled-tests.ts).
+          write.changed.add(o.testId);
+        }
         results.push({ testId: o.testId, transitions, health });
       }
       const again = new Set([
@@ -339,6 +482,24 @@ export class StabilityObserver implements ResultsObserver {
 interface SliceRead {
   pending: readonly TestOutcome[];
   read: HealthRead;
+}
+
+/** The SETTLED kind a plain failure's code (OUTCOME) leaves its test. */
+function failedKind(code: number): number {
+  return code >> 4 === STATUS_BITS.BROKEN ? SETTLED.BROKEN : SETTLED.FAILED;
+}
+
+/** What one write of outcomes keeps across its slices for the settled tests (settled-tests.ts). */
+interface HealthWriteState {
+  /** The last change of the project's settled tests known before the write (undefined: none remembered). */
+  settledAt: string | undefined;
+  /** Tests read steady, to remember once committed. */
+  steady: string[];
+  /** Tests read failing steadily (their repeat applied), last FAILED or BROKEN, to remember once committed. */
+  failed: string[];
+  broken: string[];
+  /** Tests whose change is to be logged for every replica's cache. */
+  changed: Set<string>;
 }
 
 /** Whether a test's change is told (live events, audit records, the notifications it owes). */

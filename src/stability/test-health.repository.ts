@@ -8,6 +8,7 @@ import { idArray } from '../database/id-array.js';
 import { queryPrepared } from '../database/prepared.js';
 import { FAILURE_BITS, STATUS_BITS } from '../results/attempts.js';
 import type { ResultStatus } from '../results/entities.js';
+import { NOT_PURGING } from '../results/runs.repository.js';
 import { lockTestCasesShared } from '../results/test-case-guard.js';
 import {
   type HealthState,
@@ -16,11 +17,13 @@ import {
   type WindowEntry,
   compareRuns,
   entryBits,
+  failingSteadily,
   plainFailure,
   plainPass,
   skip,
   steady,
 } from './flakiness.js';
+import { logHealthChanges } from './health-changes.js';
 import { windowBytes, windowEntries } from './health-recount.js';
 
 /** A row of test_health as read (see migration TestHealth). */
@@ -256,7 +259,7 @@ export interface HealthRead {
  */
 export const OUTCOME = { PLAIN_PASS: 0x11, SKIP: 2, OTHER: 3 } as const;
 /** The least code of a plain failure (its entry bits; see OUTCOME). */
-const PLAIN_FAILURE = 0x20;
+export const PLAIN_FAILURE = 0x20;
 
 /** The code of an outcome for `read` (see OUTCOME) under a policy of flip rate `flipRate`. */
 export function outcomeCode(o: Pick<RunOutcome, 'status' | 'otherStatuses'>, flipRate: number): number {
@@ -308,6 +311,56 @@ const failingSteadilySql = (t: string) =>
 /** Whether the outcome code `code` is a plain pass's (see OUTCOME). */
 const plainPassSql = (code: string) => `${code} >> 4 = ${PASSED}`;
 
+/** The rows of a batch as the repeats' CTEs take them (see repeatsSql). */
+interface RepeatsFrom {
+  from: string;
+  match: string;
+  code: string;
+  head: string;
+  tail: string;
+  window: string;
+}
+
+/**
+ * Whether the row `t`, known failing steadily by a replica (settled-tests.ts), still is as far as its columns say:
+ * every change that ends it is logged (stability.observer.ts), so its window is not checked again, entry by entry
+ * (~10 µs a row of 30 entries, most of what applying a repeat cost); its columns catch a change committed since the
+ * replica read the log.
+ */
+const knownFailingSql = (t: string) =>
+  `${t}.q_since IS NULL AND NOT ${t}.flaky AND ${t}.last_status IN ('FAILED', 'BROKEN')
+   AND ${t}.last_run_id < $3::bigint AND length(${t}.win) >= ${ENTRY}`;
+
+/**
+ * The runs of the row `t` since its stored last run and before the query's ($3), at most `window`: plain failures of a
+ * test failing steadily that were not written (settled-tests.ts, LAG_MS), which its run count still lacks. One index
+ * range of its outcomes, empty for a row that does not lag.
+ */
+const laggedRunsSql = (t: string, window: string) =>
+  `(SELECT count(*)::int FROM (
+      SELECT 1 FROM results r
+       WHERE r.test_id = ${t}.test_id AND r.outcome AND r.status <> 'SKIPPED' AND r.run_id > ${t}.last_run_id
+         AND r.run_id < $3::bigint AND r.${NOT_PURGING}
+       LIMIT ${window}::int) l)`;
+
+/**
+ * The CTE `f` of repeatsSql (plain failures of tests failing steadily: `failing` says which rows are), also run alone
+ * by `applyRepeats`.
+ */
+function failuresSql(k: RepeatsFrom, failing = failingSteadilySql('t')) {
+  return `f AS (
+  UPDATE test_health t
+     SET win = substr(t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea,
+                      greatest(1, length(t.win) + ${ENTRY + 1} - ${k.window}::int * ${ENTRY})),
+         runs = least(length(t.win) / ${ENTRY} + 1 + ${laggedRunsSql('t', k.window)}, ${k.window}::int), flake_rate = 0,
+         last_status = CASE ${k.code} >> 4 WHEN ${STATUS_BITS.BROKEN} THEN 'BROKEN' ELSE 'FAILED' END,
+         last_run_id = $3::bigint, state = 'FAILING', first_seen_at = least(t.first_seen_at, $4),
+         last_failed_at = greatest(t.last_failed_at, $4)
+    FROM ${k.from}
+   WHERE ${k.match} AND ${k.code} >= ${PLAIN_FAILURE} AND ${failing}
+  RETURNING t.test_id)`;
+}
+
 /**
  * The CTEs of `read`'s statements that apply the batch's repeats as flakiness.ts's applyOutcome would (an outcome
  * that repeats what the test did before), locking those rows as an update does:
@@ -320,25 +373,8 @@ const plainPassSql = (code: string) => `${code} >> 4 = ${PASSED}`;
  * `from` gives each test of the batch a row `k`, which `match` joins to its row `t` and `code` reads its outcome's
  * code from (OUTCOME); `head`, `tail` and `window` are the parameters of RunEntry.
  */
-function repeatsSql(k: {
-  from: string;
-  match: string;
-  code: string;
-  head: string;
-  tail: string;
-  window: string;
-}) {
-  return `f AS (
-  UPDATE test_health t
-     SET win = substr(t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea,
-                      greatest(1, length(t.win) + ${ENTRY + 1} - ${k.window}::int * ${ENTRY})),
-         runs = least(length(t.win) / ${ENTRY} + 1, ${k.window}::int), flake_rate = 0,
-         last_status = CASE ${k.code} >> 4 WHEN ${STATUS_BITS.BROKEN} THEN 'BROKEN' ELSE 'FAILED' END,
-         last_run_id = $3::bigint, state = 'FAILING', first_seen_at = least(t.first_seen_at, $4),
-         last_failed_at = greatest(t.last_failed_at, $4)
-    FROM ${k.from}
-   WHERE ${k.match} AND ${k.code} >= ${PLAIN_FAILURE} AND ${failingSteadilySql('t')}
-  RETURNING t.test_id),
+function repeatsSql(k: RepeatsFrom) {
+  return `${failuresSql(k)},
   sk AS (
   UPDATE test_health t
      SET last_status = 'SKIPPED', last_run_id = $3::bigint, runs = 0, flake_rate = 0, flaky = false,
@@ -461,6 +497,39 @@ export class TestHealthRepository {
     return testIds.length >= RANGE_MIN && hi - lo < RANGE_SPAN * testIds.length
       ? this.readRange(tx, testIds, numbers, codes, run, startedAt, entry, lo, hi)
       : this.readEach(tx, testIds, codes, run, startedAt, entry);
+  }
+
+  /**
+   * `read`'s repeats for plain failures (`codes`: see OUTCOME) of tests known failing steadily (settled-tests.ts),
+   * applied without reading the batch's other rows, nor the window of theirs (knownFailingSql): answers the tests it
+   * applied them to (the others, whose row is no longer so, are to be read). One index probe a test.
+   */
+  async applyRepeats(
+    tx: Pick<EntityManager, 'query'>,
+    testIds: readonly string[],
+    codes: readonly number[],
+    run: string,
+    startedAt: Date,
+    entry: RunEntry,
+  ): Promise<Set<string>> {
+    const [{ ids }] = await queryPrepared<{ ids: string | null }>(
+      tx,
+      'test-health-apply-repeats',
+      `WITH ${failuresSql(
+        {
+          from: 'unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)',
+          match: 't.test_id = k.id',
+          code: 'get_byte($2::bytea, (k.n - 1)::int)',
+          head: '$5',
+          tail: '$6',
+          window: '$7',
+        },
+        knownFailingSql('t'),
+      )}
+       SELECT string_agg(f.test_id::text, ',') AS ids FROM f`,
+      [idArray(testIds), Buffer.from(codes), run, startedAt, entry.entryHead, entry.entryTail, entry.window],
+    );
+    return new Set(ids?.split(','));
   }
 
   /**
@@ -614,10 +683,12 @@ export class TestHealthRepository {
   }
 
   /**
-   * The steady tests among `stored` (as `lock` read them) brought up to date: a steady test's row may lag behind its
-   * last plain passes (`steadyAmong`), so its window, run count and last run are read back from its outcomes (the last
-   * `flaky.window` runs in which it ran, as the retention recount does), leaving out the run `except` (the one about
-   * to be applied). Only tests that stop being steady, or that a person quarantines, pay for it.
+   * The steady tests and the tests failing steadily among `stored` (as `lock` read them) brought up to date: a steady
+   * test's row may lag behind its last plain passes (`steadyAmong`), and a failing one's behind its last plain failures
+   * (settled-tests.ts, LAG_MS), so its window, run count and last run are read back from its outcomes (the last
+   * `flaky.window` runs in which it ran, as the retention recount does), and a failing test's last failure with them,
+   * leaving out the run `except` (the one about to be applied). Only tests that stop being so, or that a person
+   * quarantines, pay for it.
    */
   async caughtUp(
     tx: Pick<EntityManager, 'query'>,
@@ -625,16 +696,19 @@ export class TestHealthRepository {
     stored: Map<string, TestHealth>,
     except: string | null,
   ): Promise<void> {
-    const ids = [...stored].filter(([, h]) => steady(h)).map(([id]) => id);
+    const ids = [...stored].filter(([, h]) => steady(h) || failingSteadily(h)).map(([id]) => id);
     if (!ids.length) {
       return;
     }
-    const rows: { test_id: string; win: Buffer | null }[] = await tx.query(
+    const rows: { test_id: string; win: Buffer | null; failed_at: Date | null }[] = await tx.query(
       `WITH settings AS (SELECT ${flakyWindowSql('$1')} AS win)
        SELECT k.id AS test_id,
               (SELECT ${windowBytes('e')}
-                 FROM (${windowEntries('k.id', '(SELECT win FROM settings)', '$3::bigint')}) e) AS win
-         FROM unnest($2::bigint[]) AS k(id)`,
+                 FROM (${windowEntries('k.id', '(SELECT win FROM settings)', '$3::bigint')}) e) AS win,
+              (SELECT max(ru.started_at) FROM results r JOIN runs ru ON ru.id = r.run_id
+                WHERE r.test_id = k.id AND r.outcome AND r.status IN ('FAILED', 'BROKEN') AND r.run_id > h.last_run_id
+                  AND r.run_id <> $3::bigint AND r.${NOT_PURGING}) AS failed_at
+         FROM unnest($2::bigint[]) AS k(id) JOIN test_health h ON h.test_id = k.id`,
       [projectId, ids, except ?? '0'],
     );
     for (const r of rows) {
@@ -650,6 +724,10 @@ export class TestHealthRepository {
         entries,
         runs: entries.length,
         lastRunId: h.lastRunId === null || compareRuns(newest, h.lastRunId) > 0 ? newest : h.lastRunId,
+        lastFailedAt:
+          r.failed_at && (h.lastFailedAt === null || r.failed_at > h.lastFailedAt)
+            ? r.failed_at
+            : h.lastFailedAt,
       });
     }
   }
@@ -659,7 +737,7 @@ export class TestHealthRepository {
    * if it is still the version read (its xmin), and the tests whose row changed meanwhile are answered, to be locked
    * and weighed again (a concurrent writer of the same tests: rare, as a test is written by one batch at a time).
    * Only what a run changes is written on the common
-   * path (the window and what the rules made of it), with the timestamps only when they moved: an indexed column
+   * path (the window and what the rules made of it), with the first seen only when it moved: an indexed column
    * left as it was keeps the update HOT. The quarantine columns follow in a second statement, for the few rows whose
    * quarantine changed.
    */
@@ -697,13 +775,13 @@ export class TestHealthRepository {
         rows.map((r) => r.health.lastStatus),
         rows.map((r) => r.health.lastRunId),
         rows.map((r) => r.health.state),
-        // null: unchanged (neither ever goes back to null).
+        // null: unchanged (it never goes back to null).
         rows.map(({ health: h, before: b }) =>
           b && b.firstSeenAt.getTime() === h.firstSeenAt.getTime() ? null : ms(h.firstSeenAt),
         ),
-        rows.map(({ health: h, before: b }) =>
-          b && ms(b.lastFailedAt) === ms(h.lastFailedAt) ? null : ms(h.lastFailedAt),
-        ),
+        // Always: `before` may hold one caught up from the outcomes (caughtUp), which the row lacks. Its index holds
+        // the day (ix_test_health_last_failed_day), so the same instant or day written again keeps the update HOT.
+        rows.map(({ health: h }) => ms(h.lastFailedAt)),
         rows.map((r) => versions?.get(r.testId) ?? null),
       ],
     );
@@ -834,6 +912,7 @@ export class TestHealthRepository {
         async (h) => {
           if (found) {
             await this.update(tx, [{ testId, health: h }]);
+            await logHealthChanges(tx, projectId, [testId]);
             return;
           }
           // A first row: test_health has no foreign key (TestHealthWithoutForeignKey1795840000000), so the test case

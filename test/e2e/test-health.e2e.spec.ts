@@ -233,6 +233,63 @@ describe('Test health: flaky tests and quarantine', () => {
     await api(maintainer.jwt).delete(`/api/projects/${projectId}/tests/${other.id}/quarantine`).expect(204);
   });
 
+  it("leaves a steady failure's repeats within the hour unwritten, counts them in the API, and reads them back when it passes", async () => {
+    const row = async (testId: number) =>
+      (
+        await svc.dataSource.query(
+          `SELECT runs, last_run_id::int AS "lastRunId", length(win) / 15 AS entries, last_failed_at AS "lastFailedAt"
+             FROM test_health WHERE test_id = $1`,
+          [testId],
+        )
+      )[0] as { runs: number; lastRunId: number; entries: number; lastFailedAt: Date };
+    const startOf = async (run: number) =>
+      (await api(viewer).get(`/api/runs/${run}`).expect(200)).body.startedAt as string;
+    const runs: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      runs.push(
+        await v1Run(projectId, [{ name: 'failing', suite: 'S', status: 'FAILED', message: 'x' }], {
+          commit: `failing-${i}`,
+        }),
+      );
+    }
+    const test = await testNamed(projectId, 'failing');
+    // Runs 1 and 2 were written (the second by the read that found it failing steadily), 3 to 5 were not.
+    const stored = await row(test.id);
+    expect(stored).toEqual(expect.objectContaining({ runs: 2, lastRunId: runs[1], entries: 2 }));
+    expect(stored.lastFailedAt.toISOString()).toBe(await startOf(runs[1]));
+    // The API reads them all the same.
+    expect(test).toEqual(
+      expect.objectContaining({
+        runs: 5,
+        flakeRate: 0,
+        flaky: false,
+        state: 'FAILING',
+        lastStatus: 'FAILED',
+        lastFailedAt: await startOf(runs[4]),
+      }),
+    );
+    expect((await api(viewer).get(`/api/projects/${projectId}/tests/${test.id}`).expect(200)).body).toEqual(
+      expect.objectContaining({ runs: 5, lastFailedAt: await startOf(runs[4]) }),
+    );
+
+    // A pass on the commit run 5 failed on: flaky by the second rule, which needs run 5 in the window.
+    const passed = await v1Run(projectId, [{ name: 'failing', suite: 'S', status: 'PASSED' }], {
+      commit: 'failing-5',
+    });
+    expect(await testNamed(projectId, 'failing')).toEqual(
+      expect.objectContaining({
+        runs: 6,
+        flaky: true,
+        state: 'FLAKY',
+        lastStatus: 'PASSED',
+        lastFailedAt: await startOf(runs[4]),
+      }),
+    );
+    const caught = await row(test.id);
+    expect(caught).toEqual(expect.objectContaining({ runs: 6, lastRunId: passed, entries: 6 }));
+    expect(caught.lastFailedAt.toISOString()).toBe(await startOf(runs[4]));
+  });
+
   it('loses no outcome when runs write the same tests at once (a row changed since it was read is weighed again)', async () => {
     const names = Array.from({ length: 20 }, (_, i) => `concurrent ${i}`);
     const failing = names.map((name) => ({ name, suite: 'C', status: 'FAILED', message: 'boom' }));
@@ -248,13 +305,21 @@ describe('Test health: flaky tests and quarantine', () => {
         runs.map((run) => api(reporter).post(`/api/runs/${run}/results`, { results: failing }).expect(201)),
       );
     }
+    // The API counts every run (a steady failure's repeats within the hour are not written: the row lags).
+    const listed = await api(viewer).get(`/api/projects/${projectId}/tests?q=concurrent&size=50`).expect(200);
+    expect(listed.body.content.map((t: { runs: number }) => t.runs)).toEqual(names.map(() => 12));
+    // A pass reads them back into the window, every one.
+    await v1Run(
+      projectId,
+      names.map((name) => ({ name, suite: 'C', status: 'PASSED' })),
+    );
     const rows: { runs: number; entries: number }[] = await svc.dataSource.query(
       `SELECT h.runs, length(h.win) / 15 AS entries FROM test_health h JOIN test_cases t ON t.id = h.test_id
         WHERE t.project_id = $1 AND t.suite = 'C'`,
       [projectId],
     );
     expect(rows).toHaveLength(20);
-    expect(rows.every((r) => r.runs === 12 && Number(r.entries) === 12)).toBe(true);
+    expect(rows.every((r) => r.runs === 13 && Number(r.entries) === 13)).toBe(true);
   });
 
   it('makes a test FLAKY once its V2 message is processed', async () => {

@@ -227,6 +227,10 @@ describe('test health: plain failures of tests failing steadily and skips of tes
     database = await createTestDatabase();
     db = await new DataSource(dataSourceOptions(database.url, 2)).initialize();
     repository = new TestHealthRepository(db);
+    // The project of the rows (its health changes are logged: test_health_changes refers to it).
+    await db.query(
+      `INSERT INTO projects (id, key, name) OVERRIDING SYSTEM VALUE VALUES (1, 'REP', 'repeats')`,
+    );
     // Ids 1 to 300 (a range), each kind in turn.
     await failingSteadily(Array.from({ length: 300 }, (_, i) => String(i + 1)));
     for (const [k, { columns }] of KINDS.entries()) {
