@@ -43,7 +43,7 @@ describe('test health: settled tests remembered by each replica', () => {
   let projectId: string;
   let nextTest = 1000;
 
-  const replica = (): Replica => {
+  const replica = (capacity = 1000): Replica => {
     const repository = new TestHealthRepository(db);
     const reads: string[][] = [];
     const repeats: string[][] = [];
@@ -62,7 +62,7 @@ describe('test health: settled tests remembered by each replica', () => {
       { get: () => Promise.resolve(POLICY) } as unknown as FlakyPolicyCache,
       new EventEmitter2(),
       { owe: () => Promise.resolve() } as unknown as NotificationOutbox,
-      new SettledTests(1000),
+      new SettledTests(capacity),
     );
     return { observer, reads, repeats };
   };
@@ -185,6 +185,15 @@ describe('test health: settled tests remembered by each replica', () => {
     expect(a.repeats.at(-1)).toEqual([other]);
     expect(a.reads.at(-1)).toEqual([other]);
     expect(await row(other)).toMatchObject({ last_status: 'FAILED', last_run_id: '70' });
+  });
+
+  it('reads every test and writes every failure when it remembers nothing (SVC_HEALTH_SETTLED_CACHE=false)', async () => {
+    const off = replica(0);
+    const passing = await history(off, ['PASSED', 'PASSED', 'PASSED']);
+    const failing = await history(off, ['FAILED', 'FAILED', 'FAILED']);
+    expect(off.reads).toEqual([[passing], [passing], [failing], [failing]]);
+    expect(off.repeats).toEqual([]);
+    expect(await row(failing)).toMatchObject({ last_run_id: '3', runs: 3 });
   });
 
   it('reads a test again once a person quarantined it, so that its passes count towards its release', async () => {
