@@ -352,7 +352,8 @@ function failuresSql(k: RepeatsFrom, failing = failingSteadilySql('t')) {
   UPDATE test_health t
      SET win = substr(t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea,
                       greatest(1, length(t.win) + ${ENTRY + 1} - ${k.window}::int * ${ENTRY})),
-         runs = least(length(t.win) / ${ENTRY} + 1 + ${laggedRunsSql('t', k.window)}, ${k.window}::int), flake_rate = 0,
+         runs = least(length(t.win) / ${ENTRY} + 1 + ${laggedRunsSql('t', k.window)}, ${k.window}::int),
+         flake_rate = 0,
          last_status = CASE ${k.code} >> 4 WHEN ${STATUS_BITS.BROKEN} THEN 'BROKEN' ELSE 'FAILED' END,
          last_run_id = $3::bigint, state = 'FAILING', first_seen_at = least(t.first_seen_at, $4),
          last_failed_at = greatest(t.last_failed_at, $4)
