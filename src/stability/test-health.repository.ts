@@ -363,6 +363,19 @@ function failuresSql(k: RepeatsFrom, failing = failingSteadilySql('t')) {
 }
 
 /**
+ * The batch as `readEach` and `applyRepeats` give it: the test ids ($1), each with its code as the byte of its place
+ * ($2), the RunEntry's parts as $5 to $7.
+ */
+const EACH: RepeatsFrom = {
+  from: 'unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)',
+  match: 't.test_id = k.id',
+  code: 'get_byte($2::bytea, (k.n - 1)::int)',
+  head: '$5',
+  tail: '$6',
+  window: '$7',
+};
+
+/**
  * The CTEs of `read`'s statements that apply the batch's repeats as flakiness.ts's applyOutcome would (an outcome
  * that repeats what the test did before), locking those rows as an update does:
  * - `f`: plain failures, to the tests failing steadily (`plainFailure` says why nothing else moves): the run's entry
@@ -516,17 +529,7 @@ export class TestHealthRepository {
     const [{ ids }] = await queryPrepared<{ ids: string | null }>(
       tx,
       'test-health-apply-repeats',
-      `WITH ${failuresSql(
-        {
-          from: 'unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)',
-          match: 't.test_id = k.id',
-          code: 'get_byte($2::bytea, (k.n - 1)::int)',
-          head: '$5',
-          tail: '$6',
-          window: '$7',
-        },
-        knownFailingSql('t'),
-      )}
+      `WITH ${failuresSql(EACH, knownFailingSql('t'))}
        SELECT string_agg(f.test_id::text, ',') AS ids FROM f`,
       [idArray(testIds), Buffer.from(codes), run, startedAt, entry.entryHead, entry.entryTail, entry.window],
     );
@@ -642,23 +645,15 @@ export class TestHealthRepository {
   ): Promise<HealthRead> {
     // Quiet rows are not answered at all (most of a re-run's tests), a test without a row as its id alone, a test
     // whose repeat was applied as its id with `repeated`. Each test's code is the byte of its place ($2).
-    const code = (k: string) => `get_byte($2::bytea, (${k}.n - 1)::int)`;
     const rows = await queryPrepared<HealthRow & { version: string | null; repeated: boolean }>(
       tx,
       `test-health-read-each-${this.quietFrom}`,
-      `WITH ${repeatsSql({
-        from: 'unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)',
-        match: 't.test_id = k.id',
-        code: code('k'),
-        head: '$5',
-        tail: '$6',
-        window: '$7',
-      })}
+      `WITH ${repeatsSql(EACH)}
        SELECT k.id AS test_id, h.version, ${COLUMNS_OF_H}, false AS repeated
          FROM unnest($1::bigint[]) WITH ORDINALITY AS k(id, n)
          LEFT JOIN LATERAL (
           SELECT t.xmin::text AS version, ${COLUMNS_OF_T},
-                 (${quietSql('t', plainPassSql(code('k')), this.quietFrom)}) AS quiet
+                 (${quietSql('t', plainPassSql(EACH.code), this.quietFrom)}) AS quiet
             FROM test_health t WHERE t.test_id = k.id
            LIMIT 1) h ON true
         WHERE h.quiet IS NOT TRUE AND k.id NOT IN (SELECT rep.test_id FROM rep)
