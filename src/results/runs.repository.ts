@@ -113,6 +113,19 @@ const LAST_FAILED_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last
                 AND r.run_id > h.last_run_id AND r.${NOT_PURGING}))
       ELSE h.last_failed_at END`;
 
+/**
+ * A test's `lastStatus` as read (test_health `h`): the stored one, or for a test failing steadily whose row lags (see
+ * RUNS_READ), its outcome in the last run since its stored last run (FAILED or BROKEN: a replica that does not write a
+ * repeat of one may not know that another wrote the other).
+ */
+const LAST_STATUS_READ = `CASE WHEN h.q_since IS NULL AND NOT h.flaky AND h.last_status IN ('FAILED', 'BROKEN')
+      THEN coalesce((
+             SELECT r.status FROM results r
+              WHERE r.test_id = h.test_id AND r.outcome AND r.status <> 'SKIPPED' AND r.run_id > h.last_run_id
+                AND r.${NOT_PURGING}
+              ORDER BY r.run_id DESC LIMIT 1), h.last_status)
+      ELSE h.last_status END`;
+
 /** A LIKE pattern for `text` anywhere, its own wildcards taken literally. */
 export function containing(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
@@ -544,7 +557,7 @@ export class RunsRepository {
     }
     params.push(page.size, offset);
     const rows: Record<string, unknown>[] = await this.db.query(
-      `SELECT t.id, t.suite, t.name, h.last_status AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
+      `SELECT t.id, t.suite, t.name, ${LAST_STATUS_READ} AS "lastStatus", coalesce(h.flaky, false) AS "flakyNow",
               CASE WHEN rr.runs >= 2 THEN h.flake_rate END AS "flakeRate", rr.runs, coalesce(h.first_seen_at, t.created_at) AS "firstSeenAt",
               ${LAST_FAILED_READ} AS "lastFailedAt", h.q_since AS "qSince", h.q_reason AS "qReason", h.q_auto AS "qAuto",
               h.q_by_user_id AS "qByUserId", h.q_until AS "qUntil"

@@ -125,6 +125,23 @@ describe('SettledTests', () => {
     expect(knows(behind, '2', false, 11, STARTED)).toBe(false);
   });
 
+  it('never goes back to a change it knew before: a write that read the log earlier brings nothing older', () => {
+    const settled = knowing('5', { steady: ['1', '2'] });
+    settled.apply(P, '6', [{ n: '6', testIds: ['1'] }]);
+    // A write that read the log at 5 (nothing since then), and one that read 6 too.
+    settled.apply(P, '5', []);
+    expect(settled.known(P)).toBe('6');
+    settled.apply(P, '7', [
+      { n: '6', testIds: ['1'] },
+      { n: '7', testIds: ['2'] },
+    ]);
+    expect(settled.known(P)).toBe('7');
+    expect(knows(settled, '2', false, 11, STARTED)).toBe(false);
+    // So what a write read at 5 is not remembered.
+    settled.remember(P, '5', 10, STARTED, { steady: ['1'], failed: [], broken: [] });
+    expect(knows(settled, '1', false, 11, STARTED)).toBe(false);
+  });
+
   it('does not remember what a write read while it knew less than the process does now', () => {
     const settled = knowing('5');
     // Another write read change 6 meanwhile (test 1 changed); this one read test 1 before it.

@@ -41,7 +41,7 @@ export class SettledTests {
   /**
    * The changes logged after `known` (in order, test ids null for every test): those tests are forgotten. A log that
    * does not follow on (its older entries deleted) forgets the project. `top` is the last number logged (changes
-   * empty: nothing since).
+   * empty: nothing since). Never goes back: changes this process applied since the caller read them are skipped.
    */
   apply(
     projectId: string,
@@ -53,9 +53,14 @@ export class SettledTests {
       this.projects.set(projectId, emptyProject(top));
       return;
     }
+    // A write that read the log before another write of this process applied newer entries: those it has are known.
     let n = BigInt(project.n);
     for (const change of changes) {
-      if (BigInt(change.n) !== n + 1n || change.testIds === null) {
+      const number = BigInt(change.n);
+      if (number <= n) {
+        continue;
+      }
+      if (number !== n + 1n || change.testIds === null) {
         this.forget(projectId, top);
         return;
       }
@@ -64,9 +69,9 @@ export class SettledTests {
           this.size--;
         }
       }
-      n++;
+      n = number;
     }
-    project.n = top;
+    project.n = String(n);
   }
 
   /**

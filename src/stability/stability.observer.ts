@@ -85,6 +85,9 @@ export class StabilityObserver implements ResultsObserver {
     @Optional() private readonly settled?: SettledTests,
   ) {}
 
+  /** The transactions that logged changes of settled tests (logHealthChanges). */
+  private readonly logged = new WeakSet<EntityManager>();
+
   /**
    * Results deleted by retention or a run's deletion (src/retention/): each test case that lost results has its
    * window, flakiness, last status and state recounted from the outcomes it has left, in the purge batch's
@@ -104,7 +107,10 @@ export class StabilityObserver implements ResultsObserver {
     const now = new Date();
     const told: { testId: string; transitions: Transitions; health: TestHealth }[] = [];
     const write: HealthWriteState = {
-      settledAt: this.settled?.enabled ? await this.settledUpTo(tx, run.projectId) : undefined,
+      // Not in a transaction that logged changes already (a V2 transaction writes several runs): the log it reads
+      // holds its own entries, which are not committed, and may never be.
+      settledAt:
+        this.settled?.enabled && !this.logged.has(tx) ? await this.settledUpTo(tx, run.projectId) : undefined,
       steady: [],
       failed: [],
       broken: [],
@@ -150,6 +156,7 @@ export class StabilityObserver implements ResultsObserver {
     }
     if (write.changed.size) {
       await logHealthChanges(tx, run.projectId, [...write.changed]);
+      this.logged.add(tx);
     }
     const remember = this.remembering(run, known, write);
     if (!told.length) {

@@ -84,6 +84,12 @@ const PASSED = STATUS_BITS.PASSED;
 /** The largest run id 6 bytes hold. */
 const MAX_RUN = 2 ** 48 - 1;
 
+/** The outcome status of a window entry's bits (its high half: STATUS_BITS). */
+function statusOfBits(bits: number): ResultStatus {
+  const bit = bits >> 4;
+  return bit === STATUS_BITS.PASSED ? 'PASSED' : bit === STATUS_BITS.BROKEN ? 'BROKEN' : 'FAILED';
+}
+
 /** A window as stored (read with a plain loop: the window is most of what a batch reads). */
 function entriesOf(win: Buffer): WindowEntry[] {
   const entries: WindowEntry[] = new Array<WindowEntry>(win.length / ENTRY);
@@ -333,8 +339,9 @@ const knownFailingSql = (t: string) =>
 
 /**
  * The runs of the row `t` since its stored last run and before the query's ($3), at most `window`: plain failures of a
- * test failing steadily that were not written (settled-tests.ts, LAG_MS), which its run count still lacks. One index
- * range of its outcomes, empty for a row that does not lag.
+ * test failing steadily that were not written (settled-tests.ts, LAG_MS), which its run count still lacks (its window
+ * lacks their entries for good: its count, not its window's length, carries them on). One index range of its outcomes,
+ * empty for a row that does not lag.
  */
 const laggedRunsSql = (t: string, window: string) =>
   `(SELECT count(*)::int FROM (
@@ -352,7 +359,7 @@ function failuresSql(k: RepeatsFrom, failing = failingSteadilySql('t')) {
   UPDATE test_health t
      SET win = substr(t.win || ${k.head}::bytea || set_byte('\\x00'::bytea, 0, ${k.code}) || ${k.tail}::bytea,
                       greatest(1, length(t.win) + ${ENTRY + 1} - ${k.window}::int * ${ENTRY})),
-         runs = least(length(t.win) / ${ENTRY} + 1 + ${laggedRunsSql('t', k.window)}, ${k.window}::int),
+         runs = least(t.runs + 1 + ${laggedRunsSql('t', k.window)}, ${k.window}::int),
          flake_rate = 0,
          last_status = CASE ${k.code} >> 4 WHEN ${STATUS_BITS.BROKEN} THEN 'BROKEN' ELSE 'FAILED' END,
          last_run_id = $3::bigint, state = 'FAILING', first_seen_at = least(t.first_seen_at, $4),
@@ -714,12 +721,15 @@ export class TestHealthRepository {
       if (!entries.length) {
         continue;
       }
-      const newest = entries[entries.length - 1].run;
+      const newest = entries[entries.length - 1];
+      const newer = h.lastRunId === null || compareRuns(newest.run, h.lastRunId) > 0;
       stored.set(id, {
         ...h,
         entries,
         runs: entries.length,
-        lastRunId: h.lastRunId === null || compareRuns(newest, h.lastRunId) > 0 ? newest : h.lastRunId,
+        lastRunId: newer ? newest.run : h.lastRunId,
+        // A test failing steadily keeps failing, FAILED or BROKEN as its last outcome was.
+        lastStatus: newer ? statusOfBits(newest.bits) : h.lastStatus,
         lastFailedAt:
           r.failed_at && (h.lastFailedAt === null || r.failed_at > h.lastFailedAt)
             ? r.failed_at

@@ -187,6 +187,50 @@ describe('test health: settled tests remembered by each replica', () => {
     expect(await row(other)).toMatchObject({ last_status: 'FAILED', last_run_id: '70' });
   });
 
+  it('carries the runs it left unwritten in the run count, not the window, through every later write', async () => {
+    const a = replica();
+    const b = replica();
+    const id = await history(a, ['FAILED', 'FAILED', 'FAILED']);
+    // As a write after a lag leaves it: 6 runs counted, the window holding the 2 that were written.
+    await db.query('UPDATE test_health SET runs = 6 WHERE test_id = $1', [id]);
+    // An hour after run 2, applied without a read; then by a replica that reads it.
+    await write(a, 63, [[id, 'FAILED']]);
+    expect(a.repeats).toEqual([[id]]);
+    expect(await row(id)).toMatchObject({ last_run_id: '63', runs: 7 });
+    await write(b, 64, [[id, 'FAILED']]);
+    expect(b.reads).toEqual([[id]]);
+    expect(await row(id)).toMatchObject({ last_run_id: '64', runs: 8 });
+  });
+
+  it('does not use what it remembers in a transaction that logged a change already (several runs in one)', async () => {
+    const a = replica();
+    const settled = (a.observer as unknown as { settled: SettledTests }).settled;
+    const steadyTest = await history(a, ['PASSED', 'PASSED', 'PASSED']);
+    const other = await history(a, ['PASSED', 'PASSED', 'PASSED']);
+    const known = settled.known(projectId);
+    const reads = a.reads.length;
+    await db
+      .transaction(async (tx) => {
+        const at = (run: number) => new Date(STARTED + run * 60_000);
+        // Run 4 fails the steady test (logged); run 5, in the same transaction, reads its tests.
+        await a.observer.outcomesSettled(
+          tx,
+          { id: '4', projectId, stream: 's', attributes: {}, startedAt: at(4) },
+          [{ testId: steadyTest, status: 'FAILED', otherStatuses: 0 }],
+        );
+        await a.observer.outcomesSettled(
+          tx,
+          { id: '5', projectId, stream: 's', attributes: {}, startedAt: at(5) },
+          [{ testId: other, status: 'PASSED', otherStatuses: 0 }],
+        );
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
+    // Its own log entry, never committed, did not move what the replica knows; run 5 read its test.
+    expect(settled.known(projectId)).toBe(known);
+    expect(a.reads.length).toBe(reads + 2);
+  });
+
   it('reads every test and writes every failure when it remembers nothing (SVC_HEALTH_SETTLED_CACHE=false)', async () => {
     const off = replica(0);
     const passing = await history(off, ['PASSED', 'PASSED', 'PASSED']);
